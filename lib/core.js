@@ -1,0 +1,470 @@
+// pi-native/core: drop-in for @r3b1s/pi-repair-layer/core, backed by the Rust core.
+// This facade only caches compiled handles, moves values as JSON text, bridges JS callbacks, and
+// keeps reference identity (valid and unrepairable results hand back the caller's own object).
+import binding from './native.js'
+import { decode, decodeParsed, encode, encodeExt } from './codec.js'
+
+const native = binding
+
+export const DEFAULT_ENVELOPE_LIMITS = {
+  maxInputBytes: 256 * 1024,
+  maxNestingDepth: 64,
+  maxDecodeAttempts: 3,
+  maxCandidates: 4,
+  maxWorkMs: 25,
+}
+
+const PROFILE_DEFAULTS = {
+  conservative: {
+    profile: 'conservative',
+    allowTruncatedEnvelopeCompletion: false,
+    allowValidValueTransforms: false,
+    grammarMode: 'observe',
+    unknownGrammarText: 'preserve',
+  },
+  adaptive: {
+    profile: 'adaptive',
+    allowTruncatedEnvelopeCompletion: true,
+    allowValidValueTransforms: true,
+    grammarMode: 'strip',
+    unknownGrammarText: 'preserve',
+  },
+  recover: {
+    profile: 'recover',
+    allowTruncatedEnvelopeCompletion: true,
+    allowValidValueTransforms: true,
+    grammarMode: 'recover',
+    unknownGrammarText: 'preserve',
+  },
+}
+
+export function resolveRepairPolicy(profile = 'adaptive', overrides = {}) {
+  return { ...PROFILE_DEFAULTS[profile], ...overrides, profile }
+}
+
+export function isPlainObject(value) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
+  const prototype = Object.getPrototypeOf(value)
+  return prototype === Object.prototype || prototype === null
+}
+
+export function truncatedEnvelopeChange() {
+  return {
+    ruleId: 'envelope.complete-truncated-object',
+    stage: 'envelope',
+    note: 'Completed a truncated JSON object envelope after the completed candidate passed the tool schema.',
+  }
+}
+
+export function escapeJsonStringControlCharacters(text) {
+  const out = JSON.parse(native.escapeJsonStringControlCharacters(JSON.stringify(String(text))))
+  return out === text ? text : out
+}
+
+export function unwrapMarkdownAutoLinks(value) {
+  if (typeof value !== 'string' || !value.includes('](http')) return String(value)
+  return JSON.parse(native.unwrapMarkdownAutoLinks(JSON.stringify(value)))
+}
+
+// --- stableSerialize / notes (pure helpers; key order uses the engine's localeCompare) ---------
+
+function normalizeJson(value) {
+  if (Array.isArray(value)) return value.map(normalizeJson)
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value)
+        .sort(([left], [right]) => left.localeCompare(right))
+        .map(([key, item]) => [key, normalizeJson(item)]),
+    )
+  }
+  return value
+}
+
+export function stableSerialize(value) {
+  try {
+    return JSON.stringify(normalizeJson(value)) ?? String(value)
+  } catch {
+    return String(value)
+  }
+}
+
+// --- compiled-handle caches ---------------------------------------------------------------------
+
+const schemaCache = new WeakMap()
+
+function copySchema(node, seen) {
+  if (node === null || typeof node !== 'object') return node
+  if (seen.has(node)) throw new TypeError('pi-native: recursive schema objects are not supported')
+  seen.add(node)
+  let out
+  if (Array.isArray(node)) {
+    out = node.map((item) => copySchema(item, seen))
+  } else {
+    out = {}
+    for (const key of Object.keys(node)) {
+      Object.defineProperty(out, key, { value: copySchema(node[key], seen), enumerable: true, writable: true, configurable: true })
+    }
+    // TypeBox 1.x keeps its kind markers as non-enumerable properties: carry them explicitly.
+    for (const marker of ['~kind', '~optional']) {
+      if (!(marker in out) && node[marker] !== undefined && typeof node[marker] !== 'function') out[marker] = node[marker]
+    }
+  }
+  seen.delete(node)
+  return out
+}
+
+function compiledSchema(schema) {
+  if (schema === null || typeof schema !== 'object') {
+    throw new TypeError('pi-native: config.schema must be a TypeBox or JSON Schema object')
+  }
+  let handle = schemaCache.get(schema)
+  if (handle === undefined) {
+    handle = native.compileSchema(JSON.stringify(copySchema(schema, new Set())))
+    schemaCache.set(schema, handle)
+  }
+  return handle
+}
+
+const FIELD_KINDS = new Set([
+  'filesystem-path',
+  'filesystem-path-array',
+  'glob',
+  'string-or-array',
+  'scalar',
+  'anchor-bleed',
+  'grammar-tokens',
+])
+
+function isPureRegExp(r) {
+  return r instanceof RegExp && !r.global && !r.sticky
+}
+
+const preprocessorCache = new WeakMap()
+
+function compiledPreprocessors(list) {
+  let entry = preprocessorCache.get(list)
+  if (entry !== undefined && entry.length === list.length) return entry
+  const description = []
+  const items = []
+  let needsHost = false
+  for (const p of list) {
+    items.push(p)
+    const kind = p == null ? undefined : p.kind
+    if (kind === 'alias') {
+      description.push({
+        kind,
+        selector: p.selector,
+        aliases: Array.from(p.aliases ?? [], String),
+        accepts: p.accepts,
+        emptyEquivalentToMissing: p.emptyEquivalentToMissing === true,
+      })
+    } else if (kind === 'structural') {
+      const isNative = p.apply === foldFlatEditFields
+      if (!isNative) needsHost = true
+      description.push({ kind, selector: p.selector, ruleId: p.ruleId, native: isNative ? 'foldFlatEditFields' : undefined })
+    } else if (FIELD_KINDS.has(kind)) {
+      description.push({ kind, selector: p.selector, scalarType: p.scalarType })
+    } else {
+      description.push({ kind: 'ignored' })
+    }
+  }
+  entry = {
+    length: list.length,
+    items,
+    needsHost,
+    handle: native.compilePreprocessors(JSON.stringify(description)),
+    familyCache: new Map(),
+  }
+  preprocessorCache.set(list, entry)
+  return entry
+}
+
+/** One char per preprocessor: 0 = no match, 1 = match, 2 = ask at run time (stateful RegExps). */
+function familyMatches(entry, modelId) {
+  if (!modelId) return null
+  let s = entry.familyCache.get(modelId)
+  if (s !== undefined) return s
+  s = ''
+  let cacheable = true
+  for (const p of entry.items) {
+    const heuristic = p != null && (p.kind === 'anchor-bleed' || p.kind === 'grammar-tokens')
+    const families = heuristic ? p.modelFamilies : undefined
+    if (!families) {
+      s += '0'
+    } else if (Array.isArray(families) && families.every(isPureRegExp)) {
+      s += families.some((f) => f.test(modelId)) ? '1' : '0'
+    } else {
+      s += '2'
+      cacheable = false
+    }
+  }
+  if (cacheable && entry.familyCache.size < 64) entry.familyCache.set(modelId, s)
+  return s
+}
+
+const legacyCache = new WeakMap()
+
+function compiledLegacy(config) {
+  let entry = legacyCache.get(config)
+  if (entry !== undefined) return entry
+  const structural = Array.from(config.structural ?? [])
+  let needsHost = false
+  const description = {
+    fieldAliases: config.fieldAliases
+      ? Object.fromEntries(Object.entries(config.fieldAliases).map(([k, v]) => [k, Array.from(v ?? [], String)]))
+      : undefined,
+    rootString: config.rootString ? { field: String(config.rootString.field), wrapInArray: config.rootString.wrapInArray === true } : undefined,
+    pathFields: config.pathFields ? Array.from(config.pathFields, String) : undefined,
+    structural: structural.map((s) => {
+      const isNative = s === LEGACY_FOLD || s?.apply === LEGACY_FOLD.apply
+      if (!isNative) needsHost = true
+      return { name: s?.name, native: isNative ? 'foldFlatEditFields' : undefined }
+    }),
+  }
+  entry = { structural, needsHost, handle: native.compileLegacyConfig(JSON.stringify(description)) }
+  legacyCache.set(config, entry)
+  return entry
+}
+
+function resolveLimits(overrides) {
+  const limits = { ...DEFAULT_ENVELOPE_LIMITS, ...overrides }
+  return [limits.maxInputBytes, limits.maxNestingDepth, limits.maxDecodeAttempts, limits.maxCandidates, limits.maxWorkMs].map(
+    (v) => (v === undefined ? NaN : Number(v)),
+  )
+}
+
+// --- JS callbacks, reached from Rust through one dispatcher -------------------------------------
+
+const OP_OWNER = 1
+const OP_STRUCTURAL = 2
+const OP_LEGACY = 3
+const OP_FAMILY = 4
+
+function makeDispatch(ctx) {
+  return function dispatch(op, index, payload, extra) {
+    if (Array.isArray(op)) [op, index, payload, extra] = op
+    try {
+      switch (op) {
+        case OP_OWNER: {
+          const arg = index === 1 ? ctx.input : decode(payload)
+          try {
+            return 'R' + encodeExt(ctx.owner(arg))
+          } catch {
+            return 'T' + encodeExt(arg)
+          }
+        }
+        case OP_STRUCTURAL: {
+          const arg = decode(payload)
+          const result = ctx.preprocessors.items[index].apply(arg)
+          let out = '{"a":' + encodeExt(arg)
+          if (result) out += ',"r":' + encodeExt(result.value) + ',"n":' + encodeExt(result.note)
+          return out + '}'
+        }
+        case OP_LEGACY: {
+          const args = decode(payload)
+          const note = ctx.legacy.structural[index].apply(args, extra)
+          let out = '{"a":' + encodeExt(args)
+          if (note !== false) out += ',"n":' + JSON.stringify(String(note))
+          return out + '}'
+        }
+        case OP_FAMILY: {
+          const families = ctx.preprocessors.items[index].modelFamilies
+          return families.some((f) => f.test(ctx.modelId)) ? '1' : '0'
+        }
+        default:
+          return '!'
+      }
+    } catch (error) {
+      ctx.error = error
+      ctx.threw = true
+      return '!'
+    }
+  }
+}
+
+function rethrow(error, ctx, input) {
+  const message = error && error.message
+  if (typeof message === 'string' && message.charCodeAt(0) === 0) {
+    if (message === '\u0000callback' && ctx && ctx.threw) throw ctx.error
+    if (message === '\u0000dataclone') {
+      structuredClone(input)
+      throw new DOMException('The value could not be cloned.', 'DataCloneError')
+    }
+    if (message.startsWith('\u0000regex:')) {
+      const source = message.slice(7).replace(/^Invalid regular expression: \//, '').replace(/\/$/, '')
+      new RegExp(source)
+      throw new SyntaxError(`Invalid regular expression: /${source}/`)
+    }
+  }
+  throw error
+}
+
+// --- entry points ---------------------------------------------------------------------------------
+
+function swallow(fn, arg) {
+  try {
+    fn(arg)
+  } catch {
+    // Reporting callbacks cannot affect repair safety or validity.
+  }
+}
+
+export function runRepairPipeline(options) {
+  const { input, config } = options
+  const policy = resolveRepairPolicy(config.policy, config.policyOverrides)
+  const schema = compiledSchema(config.schema)
+  const pre = config.preprocessors && config.preprocessors.length > 0 ? compiledPreprocessors(config.preprocessors) : null
+  const legacy = config.legacyConfig ? compiledLegacy(config.legacyConfig) : null
+  const owner = config.ownerPrepareArguments
+  const [text, ext] = encode(input)
+  const flags =
+    (policy.allowTruncatedEnvelopeCompletion ? 1 : 0) |
+    (policy.allowValidValueTransforms ? 2 : 0) |
+    (owner ? 4 : 0) |
+    (ext ? 8 : 0)
+  const family = pre ? familyMatches(pre, config.modelId) : null
+  const needsHost = Boolean(owner) || (pre && pre.needsHost) || (legacy && legacy.needsHost) || (family && family.includes('2'))
+  const ctx = needsHost ? { input, owner, preprocessors: pre, legacy, modelId: config.modelId, threw: false, error: undefined } : null
+  let raw
+  try {
+    raw = native.runPipeline(
+      text,
+      flags,
+      String(config.toolName),
+      schema,
+      pre ? pre.handle : null,
+      legacy ? legacy.handle : null,
+      family,
+      config.limits ? resolveLimits(config.limits) : null,
+      ctx ? makeDispatch(ctx) : null,
+    )
+  } catch (error) {
+    rethrow(error, ctx, input)
+  }
+  let result
+  if (raw === 'V') {
+    result = {
+      outcome: 'valid',
+      args: input,
+      policy: policy.profile,
+      changes: [],
+      observations: [],
+      issueSummary: undefined,
+      fingerprint: undefined,
+    }
+  } else {
+    const p = JSON.parse(raw)
+    result = {
+      outcome: p.o,
+      args: 'a' in p ? decodeParsed(p.a, raw) : input,
+      policy: policy.profile,
+      changes: p.c,
+      observations: p.ob,
+      issueSummary: p.is,
+      fingerprint: p.fp,
+    }
+    if (p.o === 'unrepairable') result.retryMessage = p.rm
+    if (config.onObservation) for (const observation of p.e) swallow(config.onObservation, observation)
+  }
+  try {
+    config.onOutcome?.(result)
+  } catch {
+    // Reporting callbacks cannot affect repair safety or validity.
+  }
+  return result
+}
+
+export function repairToolInput(options) {
+  const result = runRepairPipeline({
+    input: options.input,
+    config: { toolName: options.toolName, schema: options.schema, legacyConfig: options.config },
+  })
+  const legacyRule = (ruleId) => (ruleId === 'envelope.decode-json' ? 'parseJsonStringifiedRootObject' : ruleId)
+  return {
+    outcome: result.outcome,
+    args: result.args,
+    rulesFired: [...new Set(result.changes.map((change) => legacyRule(change.ruleId)))],
+    notes: result.changes.map((change) => change.note),
+    changes: result.changes.map((change) => ({ ruleId: legacyRule(change.ruleId), note: change.note })),
+    issueSummary: result.issueSummary,
+    fingerprint: result.fingerprint,
+    retryMessage: result.retryMessage,
+  }
+}
+
+export function preprocessInput(options) {
+  const { input, toolName, preprocessors, modelId, allowValidValueTransforms } = options
+  const pre = compiledPreprocessors(preprocessors ?? [])
+  const family = familyMatches(pre, modelId)
+  const needsHost = pre.needsHost || (family && family.includes('2'))
+  const ctx = needsHost ? { input, preprocessors: pre, modelId, threw: false, error: undefined } : null
+  const [text, ext] = encode(input)
+  let raw
+  try {
+    raw = native.preprocessInput(text, ext, String(toolName), pre.handle, Boolean(allowValidValueTransforms), family, ctx ? makeDispatch(ctx) : null)
+  } catch (error) {
+    rethrow(error, ctx, input)
+  }
+  const p = JSON.parse(raw)
+  return { value: decodeParsed(p.v, raw), changes: p.c, observations: p.ob }
+}
+
+export function recoverEnvelope(input, overrides = {}) {
+  const [text, ext] = encode(input)
+  let raw
+  try {
+    raw = native.recoverEnvelope(text, ext, resolveLimits(overrides))
+  } catch (error) {
+    rethrow(error, null, input)
+  }
+  const p = JSON.parse(raw)
+  const fixed = decodeParsed(p, raw)
+  return { value: 'v' in p ? fixed.v : input, changes: p.c, candidates: fixed.k, limited: p.l }
+}
+
+// --- built-in tables -----------------------------------------------------------------------------
+
+/** The edit fold, usable as a structural preprocessor's `apply` (mutates the record it is given). */
+export function foldFlatEditFields(value) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
+  const raw = native.foldFlatEditFields(encodeExt(value), 'edit')
+  if (raw === '') return undefined
+  const p = JSON.parse(raw)
+  const folded = decodeParsed(p.v, raw)
+  for (const key of Object.keys(value)) if (!(key in folded)) delete value[key]
+  for (const key of Object.keys(folded)) value[key] = folded[key]
+  return { value, note: p.n }
+}
+
+const LEGACY_FOLD = {
+  name: 'foldFlatEditFields',
+  apply(args, toolName) {
+    const raw = native.foldFlatEditFields(encodeExt(args), String(toolName))
+    if (raw === '') return false
+    const p = JSON.parse(raw)
+    const folded = decodeParsed(p.v, raw)
+    for (const key of Object.keys(args)) if (!(key in folded)) delete args[key]
+    for (const key of Object.keys(folded)) args[key] = folded[key]
+    return p.n
+  },
+}
+
+function buildTables() {
+  const tables = JSON.parse(native.builtinTables())
+  const out = {}
+  for (const [tool, entry] of Object.entries(tables)) {
+    const preprocessors = entry.preprocessors.map((p) => {
+      if (p.kind === 'structural') return { kind: 'structural', selector: p.selector, ruleId: p.ruleId, apply: foldFlatEditFields }
+      if (p.modelFamilies) return { ...p, modelFamilies: p.modelFamilies.map((f) => new RegExp(f.source, f.flags)) }
+      return p
+    })
+    const legacyConfig = { ...entry.legacyConfig }
+    if (legacyConfig.structural) legacyConfig.structural = legacyConfig.structural.map(() => LEGACY_FOLD)
+    out[tool] = Object.freeze({ preprocessors: Object.freeze(preprocessors), legacyConfig: Object.freeze(legacyConfig) })
+  }
+  return Object.freeze(out)
+}
+
+/** Built-in repair tables for pi's seven tools: `{ preprocessors, legacyConfig }` per tool. */
+export const BUILTIN_TOOL_REPAIRS = buildTables()
+export const BUILTIN_TOOL_NAMES = Object.freeze(Object.keys(BUILTIN_TOOL_REPAIRS))

@@ -1,0 +1,3 @@
+//! The `#[napi]` layer: converts values, maps errors, owns compiled handles. No repair logic here.
+
+mod repair;

@@ -1,0 +1,422 @@
+//! N-API entry points of the repair core.
+//!
+//! Values cross the boundary as JSON text (a V8 `JSON.stringify` plus one Rust parse is several
+//! times cheaper than walking objects through N-API); values JSON cannot carry use the extended
+//! wire form of `repair::json`. Schemas, preprocessor lists and legacy configs are compiled once
+//! into class handles that the JS facade caches per object identity.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::Function;
+use napi::{Error, Result, Status};
+use napi_derive::napi;
+
+use crate::repair::config::{parse_legacy, parse_preprocessors};
+use crate::repair::engine::LegacyConfig;
+use crate::repair::envelope::{self, Limits};
+use crate::repair::host::{Host, NoHost, ShimOutcome, StructuralOutcome};
+use crate::repair::json;
+use crate::repair::pipeline::{run_repair_pipeline, PipelineConfig, PipelineResult};
+use crate::repair::preprocess::{self, FamilyMatch, PreprocessCall, Preprocessor};
+use crate::repair::schema::Schema;
+use crate::repair::tables;
+use crate::repair::{Change, Observation, RepairError, Value};
+
+/// Marker message: the JS facade rethrows the exception its callback dispatcher kept.
+const CALLBACK_THREW: &str = "\u{0}callback";
+
+fn invalid(msg: impl std::fmt::Display) -> Error {
+  Error::new(Status::InvalidArg, msg.to_string())
+}
+
+fn map_err(e: RepairError) -> Error {
+  match e {
+    RepairError::CallbackThrew => Error::new(Status::GenericFailure, CALLBACK_THREW),
+    RepairError::DataClone => Error::new(Status::GenericFailure, "\u{0}dataclone"),
+    RepairError::InvalidRegex(src) => Error::new(Status::GenericFailure, format!("\u{0}regex:{src}")),
+    RepairError::Config(m) => invalid(m),
+  }
+}
+
+fn parse_input(text: &str, ext: bool) -> Result<Value> {
+  let parsed = if ext { json::parse_ext(text) } else { json::parse(text) };
+  match parsed {
+    Ok(v) => Ok(v),
+    Err(json::JsonError::TooDeep) => Ok(Value::Opaque(crate::repair::Opaque::Unrepresentable)),
+    Err(e) => Err(invalid(format!("pi-native: malformed value from the facade: {e}"))),
+  }
+}
+
+/// A compiled tool schema.
+#[napi]
+pub struct NativeSchema {
+  inner: Arc<Schema>,
+}
+
+/// Compile a schema given as JSON in which TypeBox's `~kind` / `~optional` markers are ordinary keys.
+#[napi]
+pub fn compile_schema(schema_json: String) -> Result<NativeSchema> {
+  let v = json::parse(&schema_json).map_err(invalid)?;
+  let schema = Schema::compile(&v).map_err(invalid)?;
+  Ok(NativeSchema {
+    inner: Arc::new(schema),
+  })
+}
+
+/// A compiled preprocessor list.
+#[napi]
+pub struct NativePreprocessors {
+  inner: Arc<Vec<Preprocessor>>,
+}
+
+#[napi]
+pub fn compile_preprocessors(json_text: String) -> Result<NativePreprocessors> {
+  let v = json::parse(&json_text).map_err(invalid)?;
+  Ok(NativePreprocessors {
+    inner: Arc::new(parse_preprocessors(&v)),
+  })
+}
+
+/// A compiled legacy `ToolRepairConfig`.
+#[napi]
+pub struct NativeLegacyConfig {
+  inner: Arc<LegacyConfig>,
+}
+
+#[napi]
+pub fn compile_legacy_config(json_text: String) -> Result<NativeLegacyConfig> {
+  let v = json::parse(&json_text).map_err(invalid)?;
+  Ok(NativeLegacyConfig {
+    inner: Arc::new(parse_legacy(&v)),
+  })
+}
+
+/// Calls back into the facade's dispatcher `(op, index, payload, extra) => string | undefined`.
+struct JsHost<'a> {
+  dispatch: Option<&'a Function<'a, (u32, u32, String, String), Option<String>>>,
+}
+
+const OP_OWNER: u32 = 1;
+const OP_STRUCTURAL: u32 = 2;
+const OP_LEGACY: u32 = 3;
+const OP_FAMILY: u32 = 4;
+
+impl JsHost<'_> {
+  fn call(&self, op: u32, index: u32, payload: String, extra: String) -> std::result::Result<String, RepairError> {
+    let f = self
+      .dispatch
+      .ok_or(RepairError::Config("no callback dispatcher".into()))?;
+    match f.call((op, index, payload, extra)) {
+      Ok(Some(s)) if s != "!" => Ok(s),
+      _ => Err(RepairError::CallbackThrew),
+    }
+  }
+}
+
+fn ext_field(v: &Value, key: &str) -> Value {
+  v.get_key(key).cloned().unwrap_or(Value::Undefined)
+}
+
+impl Host for JsHost<'_> {
+  fn owner_shim(&mut self, value: &Value, is_input: bool) -> ShimOutcome {
+    let reply = self.call(OP_OWNER, is_input as u32, json::stringify_ext(value), String::new());
+    let Ok(reply) = reply else {
+      return ShimOutcome::Threw(value.clone());
+    };
+    let (tag, body) = reply.split_at(1.min(reply.len()));
+    let parsed = json::parse_ext(body).unwrap_or(Value::Undefined);
+    if tag == "R" {
+      ShimOutcome::Returned(parsed)
+    } else {
+      ShimOutcome::Threw(parsed)
+    }
+  }
+
+  fn structural(&mut self, index: usize, value: &Value) -> std::result::Result<StructuralOutcome, RepairError> {
+    let reply = self.call(OP_STRUCTURAL, index as u32, json::stringify_ext(value), String::new())?;
+    let v = json::parse_ext(&reply).map_err(|_| RepairError::CallbackThrew)?;
+    let result = match (v.get_key("r"), v.get_key("n")) {
+      (Some(r), Some(n)) => Some((r.clone(), crate::repair::report::js_string(n))),
+      _ => None,
+    };
+    Ok(StructuralOutcome {
+      result,
+      argument_after: ext_field(&v, "a"),
+    })
+  }
+
+  fn legacy_structural(
+    &mut self,
+    index: usize,
+    args: &Value,
+    tool_name: &str,
+  ) -> std::result::Result<(Option<String>, Value), RepairError> {
+    let reply = self.call(
+      OP_LEGACY,
+      index as u32,
+      json::stringify_ext(args),
+      tool_name.to_string(),
+    )?;
+    let v = json::parse_ext(&reply).map_err(|_| RepairError::CallbackThrew)?;
+    let note = match v.get_key("n") {
+      Some(Value::String(s)) => Some(s.clone()),
+      _ => None,
+    };
+    Ok((note, ext_field(&v, "a")))
+  }
+
+  fn model_matches(&mut self, index: usize) -> std::result::Result<bool, RepairError> {
+    Ok(self.call(OP_FAMILY, index as u32, String::new(), String::new())? == "1")
+  }
+}
+
+fn family_matches(spec: Option<&str>) -> Vec<FamilyMatch> {
+  spec
+    .unwrap_or("")
+    .bytes()
+    .map(|b| match b {
+      b'1' => FamilyMatch::Yes,
+      b'2' => FamilyMatch::AskHost,
+      _ => FamilyMatch::No,
+    })
+    .collect()
+}
+
+fn limits_from(values: Option<Vec<f64>>) -> Limits {
+  match values {
+    Some(v) if v.len() == 5 => Limits {
+      max_input_bytes: v[0],
+      max_nesting_depth: v[1],
+      max_decode_attempts: v[2],
+      max_candidates: v[3],
+      max_work_ms: v[4],
+    },
+    _ => Limits::default(),
+  }
+}
+
+fn push_change(out: &mut String, c: &Change) {
+  out.push_str("{\"ruleId\":");
+  json::write_string(out, &c.rule_id);
+  out.push_str(",\"stage\":\"");
+  out.push_str(c.stage.as_str());
+  out.push_str("\",\"note\":");
+  json::write_string(out, &c.note);
+  out.push('}');
+}
+
+fn push_changes(out: &mut String, changes: &[Change]) {
+  out.push('[');
+  for (i, c) in changes.iter().enumerate() {
+    if i > 0 {
+      out.push(',');
+    }
+    push_change(out, c);
+  }
+  out.push(']');
+}
+
+fn push_observations(out: &mut String, obs: &[Observation]) {
+  out.push('[');
+  for (i, o) in obs.iter().enumerate() {
+    if i > 0 {
+      out.push(',');
+    }
+    out.push_str("{\"channel\":\"tool\",\"stage\":\"valid-value\",\"ruleId\":");
+    json::write_string(out, &o.rule_id);
+    out.push_str(",\"toolName\":");
+    json::write_string(out, &o.tool_name);
+    out.push_str(",\"outcome\":\"detected\"}");
+  }
+  out.push(']');
+}
+
+fn push_opt(out: &mut String, key: &str, v: &Option<String>) {
+  if let Some(s) = v {
+    out.push_str(",\"");
+    out.push_str(key);
+    out.push_str("\":");
+    json::write_string(out, s);
+  }
+}
+
+/// Encode a pipeline result for the facade: `"V"` for "valid, the caller's own object, nothing
+/// recorded"; otherwise a JSON object with short keys.
+fn encode_result(r: &PipelineResult) -> String {
+  if r.outcome == crate::repair::engine::Outcome::Valid
+    && r.args.is_none()
+    && r.changes.is_empty()
+    && r.emitted.is_empty()
+    && r.issue_summary.is_none()
+  {
+    return "V".into();
+  }
+  let mut out = String::with_capacity(256);
+  out.push_str("{\"o\":\"");
+  out.push_str(r.outcome.as_str());
+  out.push('"');
+  if let Some(a) = &r.args {
+    out.push_str(",\"a\":");
+    out.push_str(&json::stringify_ext(a));
+  }
+  out.push_str(",\"c\":");
+  push_changes(&mut out, &r.changes);
+  out.push_str(",\"ob\":");
+  push_observations(&mut out, &r.observations);
+  out.push_str(",\"e\":");
+  push_observations(&mut out, &r.emitted);
+  push_opt(&mut out, "is", &r.issue_summary);
+  push_opt(&mut out, "fp", &r.fingerprint);
+  push_opt(&mut out, "rm", &r.retry_message);
+  out.push('}');
+  out
+}
+
+/// Run the whole pipeline once. `flags`: 1 = allow truncated completion, 2 = allow valid-value
+/// transforms, 4 = an owner shim exists, 8 = the input text is in the extended form.
+#[napi]
+#[allow(clippy::too_many_arguments)]
+pub fn run_pipeline(
+  input_json: String,
+  flags: u32,
+  tool_name: String,
+  schema: &NativeSchema,
+  preprocessors: Option<&NativePreprocessors>,
+  legacy: Option<&NativeLegacyConfig>,
+  family_match: Option<String>,
+  limits: Option<Vec<f64>>,
+  dispatch: Option<Function<(u32, u32, String, String), Option<String>>>,
+) -> Result<String> {
+  let ext = flags & 8 != 0;
+  let input = parse_input(&input_json, ext)?;
+  let empty_legacy = LegacyConfig::default();
+  let fam = family_matches(family_match.as_deref());
+  let config = PipelineConfig {
+    tool_name: &tool_name,
+    schema: &schema.inner,
+    allow_truncated_envelope_completion: flags & 1 != 0,
+    allow_valid_value_transforms: flags & 2 != 0,
+    preprocessors: preprocessors.map(|p| p.inner.as_slice()).unwrap_or(&[]),
+    family_match: &fam,
+    legacy: legacy.map(|l| l.inner.as_ref()).unwrap_or(&empty_legacy),
+    has_owner_shim: flags & 4 != 0,
+    limits: limits_from(limits),
+    input_bytes_hint: if ext { None } else { Some(input_json.len() as f64) },
+  };
+  let result = match &dispatch {
+    Some(f) => run_repair_pipeline(&input, &config, &mut JsHost { dispatch: Some(f) }),
+    None => run_repair_pipeline(&input, &config, &mut NoHost),
+  };
+  result.map(|r| encode_result(&r)).map_err(map_err)
+}
+
+/// `recoverEnvelope`: JSON `{"v"?: value, "c": changes, "k": candidates, "l": limited}`.
+#[napi]
+pub fn recover_envelope(input_json: String, ext: bool, limits: Option<Vec<f64>>) -> Result<String> {
+  let input = parse_input(&input_json, ext)?;
+  let env = envelope::recover_envelope(&input, &limits_from(limits)).map_err(map_err)?;
+  let mut out = String::from("{");
+  if let Some(v) = &env.value {
+    out.push_str("\"v\":");
+    out.push_str(&json::stringify_ext(v));
+    out.push(',');
+  }
+  out.push_str("\"c\":");
+  push_changes(&mut out, &env.changes);
+  out.push_str(",\"k\":[");
+  for (i, c) in env.candidates.iter().enumerate() {
+    if i > 0 {
+      out.push(',');
+    }
+    out.push_str(&json::stringify_ext(c));
+  }
+  out.push_str("],\"l\":");
+  out.push_str(if env.limited { "true" } else { "false" });
+  out.push('}');
+  Ok(out)
+}
+
+/// `preprocessInput`: JSON `{"v": value, "c": changes, "ob": [ruleIds]}`.
+#[napi]
+pub fn preprocess_input(
+  input_json: String,
+  ext: bool,
+  tool_name: String,
+  preprocessors: &NativePreprocessors,
+  allow_valid_value_transforms: bool,
+  family_match: Option<String>,
+  dispatch: Option<Function<(u32, u32, String, String), Option<String>>>,
+) -> Result<String> {
+  let input = parse_input(&input_json, ext)?;
+  if input.contains_uncloneable() {
+    return Err(map_err(RepairError::DataClone));
+  }
+  let fam = family_matches(family_match.as_deref());
+  let call = PreprocessCall {
+    tool_name: &tool_name,
+    preprocessors: &preprocessors.inner,
+    family_match: &fam,
+    allow_valid_value_transforms,
+  };
+  let out = match &dispatch {
+    Some(f) => preprocess::preprocess(input, &call, &mut JsHost { dispatch: Some(f) }),
+    None => preprocess::preprocess(input, &call, &mut NoHost),
+  }
+  .map_err(map_err)?;
+  let mut s = String::from("{\"v\":");
+  s.push_str(&json::stringify_ext(&out.value));
+  s.push_str(",\"c\":");
+  push_changes(&mut s, &out.changes);
+  s.push_str(",\"ob\":[");
+  for (i, o) in out.observations.iter().enumerate() {
+    if i > 0 {
+      s.push(',');
+    }
+    json::write_string(&mut s, o);
+  }
+  s.push_str("]}");
+  Ok(s)
+}
+
+/// The edit fold on one value (ext JSON in): `""` when it does not apply, else
+/// JSON `{"v": folded value, "n": note}`.
+#[napi]
+pub fn fold_flat_edit_fields(value_json: String, tool_name: String) -> Result<String> {
+  let mut v = parse_input(&value_json, true)?;
+  let Value::Object(o) = &mut v else {
+    return Ok(String::new());
+  };
+  match tables::fold_flat_edit_fields(o, &tool_name) {
+    None => Ok(String::new()),
+    Some(note) => {
+      let mut s = String::from("{\"v\":");
+      s.push_str(&json::stringify_ext(&v));
+      s.push_str(",\"n\":");
+      json::write_string(&mut s, &note);
+      s.push('}');
+      Ok(s)
+    }
+  }
+}
+
+/// The built-in tables of pi's seven tools, as JSON.
+#[napi]
+pub fn builtin_tables() -> String {
+  tables::builtin_tables_json()
+}
+
+/// A JSON string in, a JSON string out (exact for lone surrogates).
+#[napi]
+pub fn escape_json_string_control_characters(text_json: String) -> Result<String> {
+  let v = json::parse(&text_json).map_err(invalid)?;
+  let s = v.as_str().unwrap_or_default();
+  Ok(json::quote(&envelope::escape_json_string_control_characters(s)))
+}
+
+/// A JSON string in, a JSON string out.
+#[napi]
+pub fn unwrap_markdown_auto_links(text_json: String) -> Result<String> {
+  let v = json::parse(&text_json).map_err(invalid)?;
+  let s = v.as_str().unwrap_or_default();
+  Ok(json::quote(&crate::repair::engine::unwrap_markdown_auto_links(s)))
+}

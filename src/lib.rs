@@ -1,0 +1,8 @@
+//! pi-native: the Rust core of a Node.js addon for LLM coding agents.
+//!
+//! `repair` is plain Rust (no N-API types) and is covered by `cargo test`; `binding` is the thin
+//! `#[napi]` layer that converts values, maps errors and owns handles.
+
+pub mod repair;
+
+mod binding;

@@ -1,0 +1,565 @@
+//! `JSON.parse` / `JSON.stringify` with JavaScript's observable semantics, plus the extended wire
+//! form the binding uses to carry values JSON cannot (undefined, NaN, BigInt, ...).
+//!
+//! Parse: JSON whitespace is space/tab/LF/CR only; a duplicate key keeps its first position and
+//! takes the last value; `__proto__` is an ordinary key; numbers are IEEE doubles (`1e400` is
+//! Infinity); `\uD800` lone surrogates are accepted. Stringify: `undefined`, functions and symbols
+//! are dropped from objects and become `null` in arrays; non-finite numbers become `null`; BigInt
+//! throws.
+
+use super::jsnum::number_to_string;
+use super::text::{lone_surrogate_char, stand_in_surrogate};
+use super::value::{Obj, Opaque, Value};
+
+/// Deepest nesting the recursive parser and serialiser accept.
+pub const MAX_DEPTH: usize = 12_000;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonError {
+  #[error("invalid JSON at byte {0}")]
+  Syntax(usize),
+  #[error("JSON nested deeper than {MAX_DEPTH}")]
+  TooDeep,
+}
+
+/// JS `JSON.parse(text)`.
+pub fn parse(text: &str) -> Result<Value, JsonError> {
+  parse_with(text, false)
+}
+
+/// Parse the binding's extended wire form: JSON whose strings starting with U+0000 are tags.
+pub fn parse_ext(text: &str) -> Result<Value, JsonError> {
+  parse_with(text, true)
+}
+
+fn parse_with(text: &str, ext: bool) -> Result<Value, JsonError> {
+  let mut p = Parser {
+    b: text.as_bytes(),
+    s: text,
+    i: 0,
+    ext,
+  };
+  p.ws();
+  let v = p.value(0)?;
+  p.ws();
+  if p.i != p.b.len() {
+    return Err(JsonError::Syntax(p.i));
+  }
+  Ok(v)
+}
+
+struct Parser<'a> {
+  b: &'a [u8],
+  s: &'a str,
+  i: usize,
+  ext: bool,
+}
+
+impl Parser<'_> {
+  fn ws(&mut self) {
+    while let Some(&c) = self.b.get(self.i) {
+      if c == b' ' || c == b'\t' || c == b'\n' || c == b'\r' {
+        self.i += 1;
+      } else {
+        break;
+      }
+    }
+  }
+
+  fn err<T>(&self) -> Result<T, JsonError> {
+    Err(JsonError::Syntax(self.i))
+  }
+
+  fn lit(&mut self, word: &str, v: Value) -> Result<Value, JsonError> {
+    if self.b[self.i..].starts_with(word.as_bytes()) {
+      self.i += word.len();
+      Ok(v)
+    } else {
+      self.err()
+    }
+  }
+
+  fn value(&mut self, depth: usize) -> Result<Value, JsonError> {
+    if depth > MAX_DEPTH {
+      return Err(JsonError::TooDeep);
+    }
+    match self.b.get(self.i) {
+      Some(b'{') => {
+        self.i += 1;
+        let mut o = Obj::new();
+        self.ws();
+        if self.b.get(self.i) == Some(&b'}') {
+          self.i += 1;
+          return Ok(Value::Object(o));
+        }
+        loop {
+          self.ws();
+          if self.b.get(self.i) != Some(&b'"') {
+            return self.err();
+          }
+          let k = self.string()?;
+          self.ws();
+          if self.b.get(self.i) != Some(&b':') {
+            return self.err();
+          }
+          self.i += 1;
+          self.ws();
+          let v = self.value(depth + 1)?;
+          o.set(k, v);
+          self.ws();
+          match self.b.get(self.i) {
+            Some(b',') => self.i += 1,
+            Some(b'}') => {
+              self.i += 1;
+              return Ok(Value::Object(o));
+            }
+            _ => return self.err(),
+          }
+        }
+      }
+      Some(b'[') => {
+        self.i += 1;
+        let mut a = Vec::new();
+        self.ws();
+        if self.b.get(self.i) == Some(&b']') {
+          self.i += 1;
+          return Ok(Value::Array(a));
+        }
+        loop {
+          self.ws();
+          a.push(self.value(depth + 1)?);
+          self.ws();
+          match self.b.get(self.i) {
+            Some(b',') => self.i += 1,
+            Some(b']') => {
+              self.i += 1;
+              return Ok(Value::Array(a));
+            }
+            _ => return self.err(),
+          }
+        }
+      }
+      Some(b'"') => {
+        let s = self.string()?;
+        if self.ext && s.starts_with('\0') {
+          return Ok(decode_tag(s));
+        }
+        Ok(Value::String(s))
+      }
+      Some(b't') => self.lit("true", Value::Bool(true)),
+      Some(b'f') => self.lit("false", Value::Bool(false)),
+      Some(b'n') => self.lit("null", Value::Null),
+      Some(b'-' | b'0'..=b'9') => self.number(),
+      _ => self.err(),
+    }
+  }
+
+  fn number(&mut self) -> Result<Value, JsonError> {
+    let start = self.i;
+    let b = self.b;
+    if b.get(self.i) == Some(&b'-') {
+      self.i += 1;
+    }
+    match b.get(self.i) {
+      Some(b'0') => self.i += 1,
+      Some(b'1'..=b'9') => {
+        while matches!(b.get(self.i), Some(b'0'..=b'9')) {
+          self.i += 1;
+        }
+      }
+      _ => return self.err(),
+    }
+    if b.get(self.i) == Some(&b'.') {
+      self.i += 1;
+      if !matches!(b.get(self.i), Some(b'0'..=b'9')) {
+        return self.err();
+      }
+      while matches!(b.get(self.i), Some(b'0'..=b'9')) {
+        self.i += 1;
+      }
+    }
+    if matches!(b.get(self.i), Some(b'e' | b'E')) {
+      self.i += 1;
+      if matches!(b.get(self.i), Some(b'+' | b'-')) {
+        self.i += 1;
+      }
+      if !matches!(b.get(self.i), Some(b'0'..=b'9')) {
+        return self.err();
+      }
+      while matches!(b.get(self.i), Some(b'0'..=b'9')) {
+        self.i += 1;
+      }
+    }
+    let n: f64 = self.s[start..self.i].parse().map_err(|_| JsonError::Syntax(start))?;
+    Ok(Value::Number(n))
+  }
+
+  fn hex4(&mut self) -> Result<u16, JsonError> {
+    if self.i + 4 > self.b.len() {
+      return self.err();
+    }
+    let h = std::str::from_utf8(&self.b[self.i..self.i + 4]).map_err(|_| JsonError::Syntax(self.i))?;
+    let v = u16::from_str_radix(h, 16).map_err(|_| JsonError::Syntax(self.i))?;
+    if !h.bytes().all(|c| c.is_ascii_hexdigit()) {
+      return self.err();
+    }
+    self.i += 4;
+    Ok(v)
+  }
+
+  fn string(&mut self) -> Result<String, JsonError> {
+    self.i += 1; // opening quote
+    let start = self.i;
+    // Fast path: no escapes.
+    while let Some(&c) = self.b.get(self.i) {
+      match c {
+        b'"' => {
+          let s = self.s[start..self.i].to_string();
+          self.i += 1;
+          return Ok(s);
+        }
+        b'\\' => break,
+        0..=0x1F => return self.err(),
+        _ => self.i += 1,
+      }
+    }
+    let mut out = String::with_capacity(self.i - start + 16);
+    out.push_str(&self.s[start..self.i]);
+    loop {
+      let Some(&c) = self.b.get(self.i) else {
+        return self.err();
+      };
+      match c {
+        b'"' => {
+          self.i += 1;
+          return Ok(out);
+        }
+        b'\\' => {
+          self.i += 1;
+          let Some(&e) = self.b.get(self.i) else {
+            return self.err();
+          };
+          self.i += 1;
+          match e {
+            b'"' => out.push('"'),
+            b'\\' => out.push('\\'),
+            b'/' => out.push('/'),
+            b'b' => out.push('\u{8}'),
+            b'f' => out.push('\u{C}'),
+            b'n' => out.push('\n'),
+            b'r' => out.push('\r'),
+            b't' => out.push('\t'),
+            b'u' => {
+              let u = self.hex4()?;
+              if (0xD800..0xDC00).contains(&u) {
+                // A high surrogate: pair it with a following \uDC00-\uDFFF escape if present.
+                let save = self.i;
+                if self.b.get(self.i) == Some(&b'\\') && self.b.get(self.i + 1) == Some(&b'u') {
+                  self.i += 2;
+                  if let Ok(low) = self.hex4() {
+                    if (0xDC00..0xE000).contains(&low) {
+                      let cp = 0x10000 + (((u as u32) - 0xD800) << 10) + ((low as u32) - 0xDC00);
+                      out.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
+                      continue;
+                    }
+                  }
+                  self.i = save;
+                }
+                out.push(lone_surrogate_char(u));
+              } else if (0xDC00..0xE000).contains(&u) {
+                out.push(lone_surrogate_char(u));
+              } else {
+                out.push(char::from_u32(u as u32).unwrap_or('\u{FFFD}'));
+              }
+            }
+            _ => return Err(JsonError::Syntax(self.i - 1)),
+          }
+        }
+        0..=0x1F => return self.err(),
+        _ => {
+          // Copy a run of plain bytes (valid UTF-8 since the source is a &str).
+          let run = self.i;
+          while let Some(&c) = self.b.get(self.i) {
+            if c == b'"' || c == b'\\' || c < 0x20 {
+              break;
+            }
+            self.i += 1;
+          }
+          out.push_str(&self.s[run..self.i]);
+        }
+      }
+    }
+  }
+}
+
+fn decode_tag(s: String) -> Value {
+  let rest = &s[1..];
+  match rest.as_bytes().first() {
+    Some(b'u') => Value::Undefined,
+    Some(b'n') => Value::Number(f64::NAN),
+    Some(b'i') => Value::Number(f64::INFINITY),
+    Some(b'I') => Value::Number(f64::NEG_INFINITY),
+    Some(b'z') => Value::Number(-0.0),
+    Some(b'f') => Value::Opaque(Opaque::Function),
+    Some(b'y') => Value::Opaque(Opaque::Symbol),
+    Some(b'b') => Value::Opaque(Opaque::BigInt(rest[1..].to_string())),
+    Some(b's') => Value::String(rest[1..].to_string()),
+    _ => Value::Opaque(Opaque::Unrepresentable),
+  }
+}
+
+/// Why `JSON.stringify` threw.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StringifyError {
+  #[error("Do not know how to serialize a BigInt")]
+  BigInt,
+  #[error("value cannot be serialised")]
+  Unrepresentable,
+}
+
+/// JS `JSON.stringify(v)`: `Ok(None)` where JS returns `undefined`.
+pub fn stringify(v: &Value) -> Result<Option<String>, StringifyError> {
+  match v {
+    Value::Undefined | Value::Opaque(Opaque::Function | Opaque::Symbol) => Ok(None),
+    _ => {
+      let mut out = String::new();
+      write_value(&mut out, v, false, 0)?;
+      Ok(Some(out))
+    }
+  }
+}
+
+/// Serialise to the extended wire form (every value representable, tags for non-JSON values).
+pub fn stringify_ext(v: &Value) -> String {
+  let mut out = String::new();
+  // Cannot fail in ext mode.
+  let _ = write_value(&mut out, v, true, 0);
+  out
+}
+
+fn write_value(out: &mut String, v: &Value, ext: bool, depth: usize) -> Result<(), StringifyError> {
+  if depth > MAX_DEPTH {
+    return Err(StringifyError::Unrepresentable);
+  }
+  match v {
+    Value::Null => out.push_str("null"),
+    Value::Bool(true) => out.push_str("true"),
+    Value::Bool(false) => out.push_str("false"),
+    Value::Number(n) => {
+      if n.is_finite() {
+        if ext && *n == 0.0 && n.is_sign_negative() {
+          out.push_str("\"\\u0000z\"");
+        } else {
+          out.push_str(&number_to_string(*n));
+        }
+      } else if ext {
+        out.push_str(if n.is_nan() {
+          "\"\\u0000n\""
+        } else if *n > 0.0 {
+          "\"\\u0000i\""
+        } else {
+          "\"\\u0000I\""
+        });
+      } else {
+        out.push_str("null");
+      }
+    }
+    Value::String(s) => {
+      if ext && s.starts_with('\0') {
+        out.push_str("\"\\u0000s");
+        write_str_body(out, &s[1..]);
+        out.push('"');
+      } else {
+        write_string(out, s);
+      }
+    }
+    Value::Array(a) => {
+      out.push('[');
+      for (i, item) in a.iter().enumerate() {
+        if i > 0 {
+          out.push(',');
+        }
+        match item {
+          Value::Undefined | Value::Opaque(Opaque::Function | Opaque::Symbol) if !ext => out.push_str("null"),
+          _ => write_value(out, item, ext, depth + 1)?,
+        }
+      }
+      out.push(']');
+    }
+    Value::Object(o) => {
+      out.push('{');
+      let mut first = true;
+      for (k, item) in o.iter() {
+        if !ext
+          && matches!(
+            item,
+            Value::Undefined | Value::Opaque(Opaque::Function | Opaque::Symbol)
+          )
+        {
+          continue;
+        }
+        if !first {
+          out.push(',');
+        }
+        first = false;
+        write_string(out, k);
+        out.push(':');
+        write_value(out, item, ext, depth + 1)?;
+      }
+      out.push('}');
+    }
+    Value::Undefined => {
+      if ext {
+        out.push_str("\"\\u0000u\"")
+      } else {
+        out.push_str("null")
+      }
+    }
+    Value::Opaque(o) => {
+      if !ext {
+        return match o {
+          Opaque::BigInt(_) => Err(StringifyError::BigInt),
+          Opaque::Unrepresentable => Err(StringifyError::Unrepresentable),
+          _ => {
+            out.push_str("null");
+            Ok(())
+          }
+        };
+      }
+      match o {
+        Opaque::Function => out.push_str("\"\\u0000f\""),
+        Opaque::Symbol => out.push_str("\"\\u0000y\""),
+        Opaque::BigInt(d) => {
+          out.push_str("\"\\u0000b");
+          out.push_str(d);
+          out.push('"');
+        }
+        Opaque::Unrepresentable => out.push_str("\"\\u0000x\""),
+      }
+    }
+  }
+  Ok(())
+}
+
+/// A JSON string literal as `JSON.stringify` writes it.
+pub fn write_string(out: &mut String, s: &str) {
+  out.push('"');
+  write_str_body(out, s);
+  out.push('"');
+}
+
+pub fn quote(s: &str) -> String {
+  let mut out = String::with_capacity(s.len() + 2);
+  write_string(&mut out, s);
+  out
+}
+
+fn write_str_body(out: &mut String, s: &str) {
+  let bytes = s.as_bytes();
+  let mut run = 0;
+  for (i, &b) in bytes.iter().enumerate() {
+    let esc: Option<&str> = match b {
+      b'"' => Some("\\\""),
+      b'\\' => Some("\\\\"),
+      b'\n' => Some("\\n"),
+      b'\r' => Some("\\r"),
+      b'\t' => Some("\\t"),
+      0x08 => Some("\\b"),
+      0x0C => Some("\\f"),
+      0..=0x1F => None,
+      // Lead byte of a plane-16 stand-in (U+10F800..): F4 8F A0.. ; handled below.
+      0xF4 => {
+        if let Some(c) = s[i..].chars().next() {
+          if let Some(unit) = stand_in_surrogate(c) {
+            out.push_str(&s[run..i]);
+            out.push_str(&format!("\\u{:04x}", unit));
+            run = i + c.len_utf8();
+          }
+        }
+        continue;
+      }
+      _ => continue,
+    };
+    if i < run {
+      continue;
+    }
+    out.push_str(&s[run..i]);
+    match esc {
+      Some(e) => out.push_str(e),
+      None => out.push_str(&format!("\\u{:04x}", b)),
+    }
+    run = i + 1;
+  }
+  out.push_str(&s[run..]);
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::repair::text::to_utf16;
+
+  fn rt(s: &str) -> String {
+    stringify(&parse(s).unwrap()).unwrap().unwrap()
+  }
+
+  #[test]
+  fn duplicate_keys_keep_first_position_last_value() {
+    assert_eq!(rt(r#"{"a":1,"b":2,"a":3}"#), r#"{"a":3,"b":2}"#);
+  }
+
+  #[test]
+  fn integer_keys_sort_first() {
+    assert_eq!(rt(r#"{"b":1,"2":2,"1":3}"#), r#"{"1":3,"2":2,"b":1}"#);
+  }
+
+  #[test]
+  fn lone_surrogates_survive() {
+    let v = parse(r#""a\ud800b\udc00\ud83d\ude00""#).unwrap();
+    let s = v.as_str().unwrap();
+    assert_eq!(to_utf16(s), [0x61, 0xD800, 0x62, 0xDC00, 0xD83D, 0xDE00]);
+    assert_eq!(stringify(&v).unwrap().unwrap(), "\"a\\ud800b\\udc00\u{1F600}\"");
+  }
+
+  #[test]
+  fn numbers_and_escapes() {
+    assert_eq!(rt("[1e400,-0,0.5,1E2]"), "[null,0,0.5,100]");
+    assert_eq!(rt(r#""\u0001\n\"\/""#), r#""\u0001\n\"/""#);
+    assert!(parse("01").is_err());
+    assert!(parse("1.").is_err());
+    assert!(parse("\"\n\"").is_err());
+    assert!(parse(" \u{A0}1").is_err());
+    assert!(parse("{\"a\":1,}").is_err());
+    assert_eq!(rt(" \t\r\n[ ] "), "[]");
+  }
+
+  #[test]
+  fn stringify_drops_undefined_like_js() {
+    let v = crate::obj! { "a" => Value::Undefined, "b" => Value::Array(vec![Value::Undefined]) };
+    assert_eq!(stringify(&v).unwrap().unwrap(), r#"{"b":[null]}"#);
+    assert_eq!(stringify(&Value::Undefined).unwrap(), None);
+    assert!(stringify(&Value::Opaque(Opaque::BigInt("1".into()))).is_err());
+  }
+
+  #[test]
+  fn ext_round_trips_everything() {
+    let v = crate::obj! {
+      "u" => Value::Undefined,
+      "n" => Value::Number(f64::NAN),
+      "z" => Value::Number(-0.0),
+      "s" => Value::str("\0tag"),
+      "b" => Value::Opaque(Opaque::BigInt("12".into())),
+    };
+    let back = parse_ext(&stringify_ext(&v)).unwrap();
+    let o = back.as_obj().unwrap();
+    assert!(o.get("u").unwrap().is_undefined());
+    assert!(matches!(o.get("n"), Some(Value::Number(n)) if n.is_nan()));
+    assert!(matches!(o.get("z"), Some(Value::Number(n)) if n.is_sign_negative()));
+    assert_eq!(o.get("s").unwrap().as_str(), Some("\0tag"));
+  }
+
+  #[test]
+  fn deep_nesting_is_bounded() {
+    let deep = "[".repeat(MAX_DEPTH + 5) + &"]".repeat(MAX_DEPTH + 5);
+    assert_eq!(parse(&deep), Err(JsonError::TooDeep));
+  }
+}
