@@ -210,18 +210,23 @@ impl Parser<'_> {
   fn string(&mut self) -> Result<String, JsonError> {
     self.i += 1; // opening quote
     let start = self.i;
-    // Fast path: no escapes.
-    while let Some(&c) = self.b.get(self.i) {
-      match c {
-        b'"' => {
-          let s = self.s[start..self.i].to_string();
+    // Fast path: jump to the next quote or backslash, then check the run for control bytes.
+    if let Some(off) = memchr::memchr2(b'"', b'\\', &self.b[self.i..]) {
+      let end = self.i + off;
+      if has_control(&self.b[self.i..end]) {
+        while self.b[self.i] >= 0x20 {
           self.i += 1;
-          return Ok(s);
         }
-        b'\\' => break,
-        0..=0x1F => return self.err(),
-        _ => self.i += 1,
+        return self.err();
       }
+      self.i = end;
+      if self.b[end] == b'"' {
+        let s = self.s[start..end].to_string();
+        self.i += 1;
+        return Ok(s);
+      }
+    } else {
+      return Err(JsonError::Syntax(self.b.len()));
     }
     let mut out = String::with_capacity(self.i - start + 16);
     out.push_str(&self.s[start..self.i]);
@@ -290,6 +295,18 @@ impl Parser<'_> {
       }
     }
   }
+}
+
+/// Any byte below 0x20? Written as a branch-free fold so it vectorises on long strings.
+fn has_control(b: &[u8]) -> bool {
+  b.iter().fold(0u8, |acc, &c| acc | (c < 0x20) as u8) != 0
+}
+
+/// Does a string need escaping beyond copying (quote, backslash, control, lone-surrogate stand-in)?
+fn needs_escape(b: &[u8]) -> bool {
+  b.iter().fold(0u8, |acc, &c| {
+    acc | (c < 0x20 || c == b'"' || c == b'\\' || c == 0xF4) as u8
+  }) != 0
 }
 
 fn decode_tag(s: String) -> Value {
@@ -456,6 +473,10 @@ pub fn quote(s: &str) -> String {
 
 fn write_str_body(out: &mut String, s: &str) {
   let bytes = s.as_bytes();
+  if !needs_escape(bytes) {
+    out.push_str(s);
+    return;
+  }
   let mut run = 0;
   for (i, &b) in bytes.iter().enumerate() {
     let esc: Option<&str> = match b {

@@ -66,7 +66,8 @@ pub fn stable_key(v: &Value) -> String {
 enum DownInput {
   /// The caller's input reference.
   Input,
-  Owned(Value),
+  /// A value of our own; `same_as_input` when it is an unchanged deep copy of the input.
+  Owned(Value, bool),
 }
 
 fn decode_note(tool: &str) -> String {
@@ -97,14 +98,18 @@ fn downstream(
       }
     })
     .collect();
+  let (is_input, same_as_input) = match &down {
+    DownInput::Input => (true, true),
+    DownInput::Owned(_, same) => (false, *same),
+  };
   let (given, mut current) = match down {
     DownInput::Input => (None, input.clone()),
-    DownInput::Owned(v) => {
+    DownInput::Owned(v, _) if same_as_input && !config.has_owner_shim => (None, v),
+    DownInput::Owned(v, _) => {
       let c = v.clone();
       (Some(v), c)
     }
   };
-  let is_input = given.is_none();
   let mut owner_changed = false;
   if config.has_owner_shim {
     let before = stable_key(&current);
@@ -168,6 +173,8 @@ fn downstream(
     converted
   } else if owner_changed {
     Some(schema_args)
+  } else if same_as_input {
+    None
   } else {
     given
   };
@@ -199,7 +206,7 @@ pub fn run_repair_pipeline(
     for cand in env.candidates {
       let r = downstream(
         input,
-        DownInput::Owned(cand),
+        DownInput::Owned(cand, false),
         config,
         vec![truncated_envelope_change()],
         host,
@@ -210,8 +217,9 @@ pub fn run_repair_pipeline(
       }
     }
   }
+  let unchanged_copy = env.changes.is_empty();
   let down = match env.value {
-    Some(v) => DownInput::Owned(v),
+    Some(v) => DownInput::Owned(v, unchanged_copy),
     None => DownInput::Input,
   };
   let mut primary = downstream(input, down, config, env.changes, host, &mut emitted)?;
