@@ -4,7 +4,20 @@
 
 const TAG = '\u0000'
 
-/** Is the value plain JSON data that JSON.stringify carries exactly? */
+// Objects met during one encode; a second meeting means a shared sub-object or a cycle.
+let visited = null
+let shared = false
+
+function visit(v) {
+  if (visited.has(v)) {
+    shared = true
+    return false
+  }
+  visited.add(v)
+  return true
+}
+
+/** Is the value plain JSON data that JSON.stringify carries exactly (and a tree)? */
 function isClean(v, depth) {
   switch (typeof v) {
     case 'string':
@@ -14,7 +27,7 @@ function isClean(v, depth) {
       return Number.isFinite(v) && !(v === 0 && 1 / v < 0)
     case 'object': {
       if (v === null) return true
-      if (depth > 200) return false
+      if (depth > 200 || !visit(v)) return false
       if (Array.isArray(v)) {
         for (let i = 0; i < v.length; i++) {
           const item = v[i]
@@ -64,6 +77,8 @@ function toTagged(v, seen) {
       if (v === null) return null
       if (seen.has(v)) throw new TypeError('cycle')
       seen.add(v)
+      if (visited.has(v)) shared = true
+      else visited.add(v)
       let out
       if (Array.isArray(v)) {
         out = new Array(v.length)
@@ -80,25 +95,41 @@ function toTagged(v, seen) {
   }
 }
 
-/** Encode a value: [jsonText, isExtended]. */
+/**
+ * Encode a value: [jsonText, flags] where flags has 8 when the text is in the extended form and 16
+ * when the value reaches some object twice (shared sub-object or cycle).
+ */
 export function encode(v) {
-  if (isClean(v, 0)) {
-    const text = JSON.stringify(v)
-    if (text !== undefined) return [text, false]
-  }
+  visited = new Set()
+  shared = false
   try {
-    return [JSON.stringify(toTagged(v, new Set())), true]
-  } catch {
-    return ['"\\u0000x"', true]
+    if (isClean(v, 0)) {
+      const text = JSON.stringify(v)
+      if (text !== undefined) return [text, 0]
+    }
+    visited = new Set()
+    shared = false
+    try {
+      return [JSON.stringify(toTagged(v, new Set())), shared ? 24 : 8]
+    } catch {
+      return ['"\\u0000x"', 24]
+    }
+  } finally {
+    visited = null
   }
 }
 
 /** Encode always in the extended form (for callback payloads). */
 export function encodeExt(v) {
-  const [text, ext] = encode(v)
-  if (!ext && text.includes('\\u0000')) {
+  const [text, flags] = encode(v)
+  if (!(flags & 8) && text.includes('\\u0000')) {
     // A clean value holding strings that start with U+0000 must be escaped in the extended form.
-    return JSON.stringify(toTagged(v, new Set()))
+    visited = new Set()
+    try {
+      return JSON.stringify(toTagged(v, new Set()))
+    } finally {
+      visited = null
+    }
   }
   return text
 }

@@ -247,11 +247,14 @@ function makeDispatch(ctx) {
       switch (op) {
         case OP_OWNER: {
           const arg = index === 1 ? ctx.input : decode(payload)
+          let returned
           try {
-            return 'R' + encodeExt(ctx.owner(arg))
+            returned = ctx.owner(arg)
           } catch {
             return 'T' + encodeExt(arg)
           }
+          if (returned === arg) return 'S' + encodeExt(arg)
+          return 'R{"a":' + encodeExt(arg) + ',"r":' + encodeExt(returned) + '}'
         }
         case OP_STRUCTURAL: {
           const arg = decode(payload)
@@ -316,12 +319,9 @@ export function runRepairPipeline(options) {
   const pre = config.preprocessors && config.preprocessors.length > 0 ? compiledPreprocessors(config.preprocessors) : null
   const legacy = config.legacyConfig ? compiledLegacy(config.legacyConfig) : null
   const owner = config.ownerPrepareArguments
-  const [text, ext] = encode(input)
+  const [text, encoding] = encode(input)
   const flags =
-    (policy.allowTruncatedEnvelopeCompletion ? 1 : 0) |
-    (policy.allowValidValueTransforms ? 2 : 0) |
-    (owner ? 4 : 0) |
-    (ext ? 8 : 0)
+    (policy.allowTruncatedEnvelopeCompletion ? 1 : 0) | (policy.allowValidValueTransforms ? 2 : 0) | (owner ? 4 : 0) | encoding
   const family = pre ? familyMatches(pre, config.modelId) : null
   const needsHost = Boolean(owner) || (pre && pre.needsHost) || (legacy && legacy.needsHost) || (family && family.includes('2'))
   const ctx = needsHost ? { input, owner, preprocessors: pre, legacy, modelId: config.modelId, threw: false, error: undefined } : null
@@ -398,10 +398,10 @@ export function preprocessInput(options) {
   const family = familyMatches(pre, modelId)
   const needsHost = pre.needsHost || (family && family.includes('2'))
   const ctx = needsHost ? { input, preprocessors: pre, modelId, threw: false, error: undefined } : null
-  const [text, ext] = encode(input)
+  const [text, encoding] = encode(input)
   let raw
   try {
-    raw = native.preprocessInput(text, ext, String(toolName), pre.handle, Boolean(allowValidValueTransforms), family, ctx ? makeDispatch(ctx) : null)
+    raw = native.preprocessInput(text, (encoding & 8) !== 0, String(toolName), pre.handle, Boolean(allowValidValueTransforms), family, ctx ? makeDispatch(ctx) : null)
   } catch (error) {
     rethrow(error, ctx, input)
   }
@@ -410,10 +410,10 @@ export function preprocessInput(options) {
 }
 
 export function recoverEnvelope(input, overrides = {}) {
-  const [text, ext] = encode(input)
+  const [text, encoding] = encode(input)
   let raw
   try {
-    raw = native.recoverEnvelope(text, ext, resolveLimits(overrides))
+    raw = native.recoverEnvelope(text, encoding, resolveLimits(overrides))
   } catch (error) {
     rethrow(error, null, input)
   }
@@ -468,3 +468,5 @@ function buildTables() {
 /** Built-in repair tables for pi's seven tools: `{ preprocessors, legacyConfig }` per tool. */
 export const BUILTIN_TOOL_REPAIRS = buildTables()
 export const BUILTIN_TOOL_NAMES = Object.freeze(Object.keys(BUILTIN_TOOL_REPAIRS))
+
+export { RepairLifecycle, attachRepairNotes, formatRepairNotes } from './lifecycle.js'

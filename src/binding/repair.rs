@@ -123,12 +123,14 @@ impl Host for JsHost<'_> {
     let Ok(reply) = reply else {
       return ShimOutcome::Threw(value.clone());
     };
+    // "S<arg>": returned its own (possibly mutated) argument; "R{a,r}": returned something else;
+    // "T<arg>": threw.
     let (tag, body) = reply.split_at(1.min(reply.len()));
     let parsed = json::parse_ext(body).unwrap_or(Value::Undefined);
-    if tag == "R" {
-      ShimOutcome::Returned(parsed)
-    } else {
-      ShimOutcome::Threw(parsed)
+    match tag {
+      "S" => ShimOutcome::Returned { value: parsed.clone(), argument_after: parsed },
+      "R" => ShimOutcome::Returned { value: ext_field(&parsed, "r"), argument_after: ext_field(&parsed, "a") },
+      _ => ShimOutcome::Threw(parsed),
     }
   }
 
@@ -182,17 +184,19 @@ fn family_matches(spec: Option<&str>) -> Vec<FamilyMatch> {
     .collect()
 }
 
-fn limits_from(values: Option<Vec<f64>>) -> Limits {
-  match values {
+fn limits_from(values: Option<Vec<f64>>, shared_references: bool) -> Limits {
+  let limits = match values {
     Some(v) if v.len() == 5 => Limits {
       max_input_bytes: v[0],
       max_nesting_depth: v[1],
       max_decode_attempts: v[2],
       max_candidates: v[3],
       max_work_ms: v[4],
+      shared_references: false,
     },
     _ => Limits::default(),
-  }
+  };
+  Limits { shared_references, ..limits }
 }
 
 fn push_change(out: &mut String, c: &Change) {
@@ -273,7 +277,8 @@ fn encode_result(r: &PipelineResult) -> String {
 }
 
 /// Run the whole pipeline once. `flags`: 1 = allow truncated completion, 2 = allow valid-value
-/// transforms, 4 = an owner shim exists, 8 = the input text is in the extended form.
+/// transforms, 4 = an owner shim exists, 8 = the input text is in the extended form, 16 = the
+/// input reaches some object twice.
 #[napi]
 #[allow(clippy::too_many_arguments)]
 pub fn run_pipeline(
@@ -300,7 +305,7 @@ pub fn run_pipeline(
     family_match: &fam,
     legacy: legacy.map(|l| l.inner.as_ref()).unwrap_or(&empty_legacy),
     has_owner_shim: flags & 4 != 0,
-    limits: limits_from(limits),
+    limits: limits_from(limits, flags & 16 != 0),
     input_bytes_hint: if ext { None } else { Some(input_json.len() as f64) },
   };
   let result = match &dispatch {
@@ -312,9 +317,9 @@ pub fn run_pipeline(
 
 /// `recoverEnvelope`: JSON `{"v"?: value, "c": changes, "k": candidates, "l": limited}`.
 #[napi]
-pub fn recover_envelope(input_json: String, ext: bool, limits: Option<Vec<f64>>) -> Result<String> {
-  let input = parse_input(&input_json, ext)?;
-  let env = envelope::recover_envelope(&input, &limits_from(limits)).map_err(map_err)?;
+pub fn recover_envelope(input_json: String, flags: u32, limits: Option<Vec<f64>>) -> Result<String> {
+  let input = parse_input(&input_json, flags & 8 != 0)?;
+  let env = envelope::recover_envelope(&input, &limits_from(limits, flags & 16 != 0)).map_err(map_err)?;
   let mut out = String::from("{");
   if let Some(v) = &env.value {
     out.push_str("\"v\":");

@@ -16,6 +16,9 @@ pub struct Limits {
   pub max_decode_attempts: f64,
   pub max_candidates: f64,
   pub max_work_ms: f64,
+  /// The caller's input reaches some object twice (a shared sub-object or a cycle): the
+  /// reference's depth walk then reports `limit + 1`.
+  pub shared_references: bool,
 }
 
 impl Default for Limits {
@@ -26,6 +29,7 @@ impl Default for Limits {
       max_decode_attempts: 3.0,
       max_candidates: 4.0,
       max_work_ms: 25.0,
+      shared_references: false,
     }
   }
 }
@@ -153,9 +157,12 @@ pub fn recover_envelope(input: &Value, limits: &Limits) -> Result<Envelope, Repa
     candidates: vec![],
     limited,
   };
-  if input_bytes(input) > limits.max_input_bytes
-    || nesting_depth(input, limits.max_nesting_depth) > limits.max_nesting_depth
-  {
+  let depth = if limits.shared_references {
+    limits.max_nesting_depth + 1.0
+  } else {
+    nesting_depth(input, limits.max_nesting_depth)
+  };
+  if input_bytes(input) > limits.max_input_bytes || depth > limits.max_nesting_depth {
     return Ok(unchanged(true));
   }
   if input.contains_uncloneable() {

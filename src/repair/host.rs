@@ -12,8 +12,8 @@ pub struct StructuralOutcome {
 
 /// What the owner shim did.
 pub enum ShimOutcome {
-  /// It returned a value.
-  Returned(Value),
+  /// It returned `value`; `argument_after` is its argument after the call (shims may mutate it).
+  Returned { value: Value, argument_after: Value },
   /// It threw; the argument as left by the shim (mutations before the throw persist).
   Threw(Value),
 }
@@ -41,7 +41,7 @@ pub struct NoHost;
 
 impl Host for NoHost {
   fn owner_shim(&mut self, value: &Value, _is_input: bool) -> ShimOutcome {
-    ShimOutcome::Returned(value.clone())
+    ShimOutcome::Returned { value: value.clone(), argument_after: value.clone() }
   }
   fn structural(&mut self, _index: usize, _value: &Value) -> Result<StructuralOutcome, RepairError> {
     Err(RepairError::Config("structural preprocessor without a host".into()))

@@ -98,11 +98,11 @@ fn downstream(
       }
     })
     .collect();
-  let (is_input, same_as_input) = match &down {
+  let (is_input, mut same_as_input) = match &down {
     DownInput::Input => (true, true),
     DownInput::Owned(_, same) => (false, *same),
   };
-  let (given, mut current) = match down {
+  let (mut given, mut current) = match down {
     DownInput::Input => (None, input.clone()),
     DownInput::Owned(v, _) if same_as_input && !config.has_owner_shim => (None, v),
     DownInput::Owned(v, _) => {
@@ -113,12 +113,23 @@ fn downstream(
   let mut owner_changed = false;
   if config.has_owner_shim {
     let before = stable_key(&current);
+    // The shim works on the downstream value itself: its in-place mutations stick to it, so the
+    // value is no longer known to equal the input (the final stable comparison decides).
+    same_as_input = false;
     match host.owner_shim(&current, is_input) {
-      ShimOutcome::Returned(v) => {
-        current = v;
+      ShimOutcome::Returned { value, argument_after } => {
+        if given.is_some() {
+          given = Some(argument_after);
+        }
+        current = value;
         owner_changed = stable_key(&current) != before;
       }
-      ShimOutcome::Threw(after) => current = after,
+      ShimOutcome::Threw(after) => {
+        if given.is_some() {
+          given = Some(after.clone());
+        }
+        current = after;
+      }
     }
   }
   if current.contains_uncloneable() {
