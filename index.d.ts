@@ -41,11 +41,12 @@ export declare function foldFlatEditFields(valueJson: string, toolName: string):
 export declare function preprocessInput(inputJson: string, ext: boolean, toolName: string, preprocessors: NativePreprocessors, allowValidValueTransforms: boolean, familyMatch?: string | undefined | null, dispatch?: ((arg: [number, number, string, string]) => string | null) | undefined | null): string
 
 /** `recoverEnvelope`: JSON `{"v"?: value, "c": changes, "k": candidates, "l": limited}`. */
-export declare function recoverEnvelope(inputJson: string, ext: boolean, limits?: Array<number> | undefined | null): string
+export declare function recoverEnvelope(inputJson: string, flags: number, limits?: Array<number> | undefined | null): string
 
 /**
  * Run the whole pipeline once. `flags`: 1 = allow truncated completion, 2 = allow valid-value
- * transforms, 4 = an owner shim exists, 8 = the input text is in the extended form.
+ * transforms, 4 = an owner shim exists, 8 = the input text is in the extended form, 16 = the
+ * input reaches some object twice.
  */
 export declare function runPipeline(inputJson: string, flags: number, toolName: string, schema: NativeSchema, preprocessors?: NativePreprocessors | undefined | null, legacy?: NativeLegacyConfig | undefined | null, familyMatch?: string | undefined | null, limits?: Array<number> | undefined | null, dispatch?: ((arg: [number, number, string, string]) => string | null) | undefined | null): string
 

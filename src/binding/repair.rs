@@ -22,6 +22,9 @@ use crate::repair::schema::Schema;
 use crate::repair::tables;
 use crate::repair::{Change, Observation, RepairError, Value};
 
+/// The facade's callback dispatcher: `(op, index, payload, extra) => reply`.
+type Dispatch<'a> = Function<'a, (u32, u32, String, String), Option<String>>;
+
 /// Marker message: the JS facade rethrows the exception its callback dispatcher kept.
 const CALLBACK_THREW: &str = "\u{0}callback";
 
@@ -93,7 +96,7 @@ pub fn compile_legacy_config(json_text: String) -> Result<NativeLegacyConfig> {
 
 /// Calls back into the facade's dispatcher `(op, index, payload, extra) => string | undefined`.
 struct JsHost<'a> {
-  dispatch: Option<&'a Function<'a, (u32, u32, String, String), Option<String>>>,
+  dispatch: Option<&'a Dispatch<'a>>,
 }
 
 const OP_OWNER: u32 = 1;
@@ -128,8 +131,14 @@ impl Host for JsHost<'_> {
     let (tag, body) = reply.split_at(1.min(reply.len()));
     let parsed = json::parse_ext(body).unwrap_or(Value::Undefined);
     match tag {
-      "S" => ShimOutcome::Returned { value: parsed.clone(), argument_after: parsed },
-      "R" => ShimOutcome::Returned { value: ext_field(&parsed, "r"), argument_after: ext_field(&parsed, "a") },
+      "S" => ShimOutcome::Returned {
+        value: parsed.clone(),
+        argument_after: parsed,
+      },
+      "R" => ShimOutcome::Returned {
+        value: ext_field(&parsed, "r"),
+        argument_after: ext_field(&parsed, "a"),
+      },
       _ => ShimOutcome::Threw(parsed),
     }
   }
@@ -196,7 +205,10 @@ fn limits_from(values: Option<Vec<f64>>, shared_references: bool) -> Limits {
     },
     _ => Limits::default(),
   };
-  Limits { shared_references, ..limits }
+  Limits {
+    shared_references,
+    ..limits
+  }
 }
 
 fn push_change(out: &mut String, c: &Change) {
@@ -290,7 +302,7 @@ pub fn run_pipeline(
   legacy: Option<&NativeLegacyConfig>,
   family_match: Option<String>,
   limits: Option<Vec<f64>>,
-  dispatch: Option<Function<(u32, u32, String, String), Option<String>>>,
+  dispatch: Option<Dispatch>,
 ) -> Result<String> {
   let ext = flags & 8 != 0;
   let input = parse_input(&input_json, ext)?;
@@ -350,7 +362,7 @@ pub fn preprocess_input(
   preprocessors: &NativePreprocessors,
   allow_valid_value_transforms: bool,
   family_match: Option<String>,
-  dispatch: Option<Function<(u32, u32, String, String), Option<String>>>,
+  dispatch: Option<Dispatch>,
 ) -> Result<String> {
   let input = parse_input(&input_json, ext)?;
   if input.contains_uncloneable() {

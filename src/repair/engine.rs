@@ -11,7 +11,9 @@ use super::text::js_trim;
 use super::value::{Obj, Value};
 use super::RepairError;
 
-pub const MAX_ISSUES: usize = 32;
+/// The reference keeps the first 32 validator errors, but TypeBox 1.1.38's `Value.Errors` stops at
+/// its `maxErrors` setting (8 by default), so 8 is what is ever seen.
+pub const MAX_ISSUES: usize = 8;
 const MAX_ISSUE_PASSES: usize = 3;
 
 /// Replace `[text](http(s)://text)` by `text`; any other markdown link stays (spec §5.5).
@@ -49,7 +51,7 @@ pub fn unwrap_markdown_auto_links(s: &str) -> String {
 
 /// Match `([^\]\n]+)\]\((https?://[^)\s]+)\)` at the start of `s`; returns (text, url, bytes).
 fn match_link(s: &str) -> Option<(&str, &str, usize)> {
-  let close = s.find(|c| c == ']' || c == '\n')?;
+  let close = s.find([']', '\n'])?;
   if close == 0 || s.as_bytes()[close] != b']' {
     return None;
   }

@@ -41,7 +41,10 @@ pub struct NoHost;
 
 impl Host for NoHost {
   fn owner_shim(&mut self, value: &Value, _is_input: bool) -> ShimOutcome {
-    ShimOutcome::Returned { value: value.clone(), argument_after: value.clone() }
+    ShimOutcome::Returned {
+      value: value.clone(),
+      argument_after: value.clone(),
+    }
   }
   fn structural(&mut self, _index: usize, _value: &Value) -> Result<StructuralOutcome, RepairError> {
     Err(RepairError::Config("structural preprocessor without a host".into()))

@@ -11,8 +11,10 @@ use super::jsnum::number_to_string;
 use super::text::{lone_surrogate_char, stand_in_surrogate};
 use super::value::{Obj, Opaque, Value};
 
-/// Deepest nesting the recursive parser and serialiser accept.
-pub const MAX_DEPTH: usize = 12_000;
+/// Deepest nesting the recursive parser and serialiser accept. Deeper input is treated as an
+/// opaque value (fail closed); the reference itself overflows V8's stack somewhere between 1,000
+/// and 2,000 levels in its later stages.
+pub const MAX_DEPTH: usize = 1_000;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JsonError {
@@ -320,7 +322,7 @@ fn decode_tag(s: String) -> Value {
     Some(b'f') => Value::Opaque(Opaque::Function),
     Some(b'y') => Value::Opaque(Opaque::Symbol),
     Some(b'b') => Value::Opaque(Opaque::BigInt(rest[1..].to_string())),
-    Some(b's') => Value::String(rest[1..].to_string()),
+    Some(b's') => Value::String(format!("\0{}", &rest[1..])),
     _ => Value::Opaque(Opaque::Unrepresentable),
   }
 }
