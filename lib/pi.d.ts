@@ -25,25 +25,41 @@ export interface PiToolOwnerAdapterOptions
   unrepairable?: "throw" | "passthrough";
 }
 
+/** A tool-result content item; the `type` union keeps `"text"`/`"image"` literals in inline definitions. */
+interface ToolContentLike {
+  type: "text" | "image" | (string & {});
+}
+
 /**
- * The parts of pi's `ToolDefinition<TParams, TDetails, TState>` the adapter relies on. Every pi
- * tool definition satisfies it; `execute` is listed only to give inline definitions' parameters a
- * contextual type.
+ * What the adapter needs from pi's `ToolDefinition<TParams, TDetails, TState>`; every pi tool
+ * definition satisfies it. The optional members are there for definitions written inline as the
+ * argument: callbacks get contextual parameter types and literal-typed fields stay literal, so
+ * the returned copy is still assignable to pi's `ToolDefinition`.
  */
 interface AdaptableToolDefinition {
   name: string;
   parameters: TSchema;
+  renderShell?: "default" | "self" | (string & {});
+  executionMode?: "sequential" | "parallel" | (string & {});
   prepareArguments?(args: unknown): unknown;
-  execute?(toolCallId: string, params: any, ...rest: any[]): unknown;
+  execute?(
+    toolCallId: string,
+    params: any,
+    ...rest: any[]
+  ): PromiseLike<{ content: readonly ToolContentLike[] }>;
+  renderCall?(args: any, ...rest: any[]): unknown;
+  renderResult?(result: any, ...rest: any[]): unknown;
 }
 
 /**
  * A shallow copy of `definition` whose `prepareArguments` runs the repair pipeline (chaining the
- * definition's own `prepareArguments` first). Only the definition passed in is wrapped.
+ * definition's own `prepareArguments` first). Only the definition passed in is wrapped, and the
+ * copy has the definition's own type (`NoInfer` keeps an outer `registerTool(...)` call from
+ * widening an inline definition's types).
  */
 export declare function adaptToolDefinition<T extends AdaptableToolDefinition>(
   definition: T,
   options?: PiToolOwnerAdapterOptions,
-): T;
+): NoInfer<T>;
 
 export {};

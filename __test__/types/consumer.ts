@@ -69,10 +69,16 @@ interface AgentToolResult<TDetails> {
 interface ExtensionContext {
   cwd: string;
 }
+interface ToolRenderContext<TState, TArgs> {
+  state: TState;
+  args: TArgs;
+  expanded: boolean;
+}
 interface ToolDefinition<
   TParams extends TSchema = TSchema,
   TDetails = unknown,
-  TState = unknown,
+  // biome-ignore lint/suspicious/noExplicitAny: pi's own default
+  TState = any,
 > {
   name: string;
   label: string;
@@ -80,6 +86,7 @@ interface ToolDefinition<
   promptSnippet?: string;
   promptGuidelines?: string[];
   parameters: TParams;
+  renderShell?: "default" | "self";
   prepareArguments?: (args: unknown) => Static<TParams>;
   executionMode?: "sequential" | "parallel";
   execute(
@@ -91,15 +98,22 @@ interface ToolDefinition<
   ): Promise<AgentToolResult<TDetails>>;
   renderCall?: (
     args: Static<TParams>,
-    theme: unknown,
-    context: { state: TState },
-  ) => unknown;
+    theme: { bold(text: string): string },
+    context: ToolRenderContext<TState, Static<TParams>>,
+  ) => { render(width: number): string[] };
+  renderResult?: (
+    result: AgentToolResult<TDetails>,
+    options: { expanded: boolean; isPartial: boolean },
+    theme: { bold(text: string): string },
+    context: ToolRenderContext<TState, Static<TParams>>,
+  ) => { render(width: number): string[] };
 }
 interface ExtensionAPI {
   registerTool<
     TParams extends TSchema = TSchema,
     TDetails = unknown,
-    TState = unknown,
+    // biome-ignore lint/suspicious/noExplicitAny: pi's own default
+    TState = any,
   >(tool: ToolDefinition<TParams, TDetails, TState>): void;
 }
 declare const pi: ExtensionAPI;
@@ -468,6 +482,34 @@ const standalone = adaptToolDefinition(
 );
 const standalonePath: string | undefined = standalone.prepareArguments?.("/x").path;
 const standaloneLabel: string = standalone.label;
+pi.registerTool(standalone);
+pi.registerTool(
+  adaptToolDefinition({
+    name: "rendered",
+    label: "Rendered",
+    description: "inline definition with renderers",
+    parameters: readSchema,
+    executionMode: "sequential",
+    renderShell: "self",
+    async execute(toolCallId, params, signal, onUpdate, ctx) {
+      onUpdate?.({ content: [{ type: "text", text: "working" }], details: undefined });
+      const text = `${toolCallId} ${params.path} ${signal?.aborted} ${ctx.cwd}`;
+      return {
+        content: [
+          { type: "text", text },
+          { type: "image", data: "", mimeType: "image/png" },
+        ],
+        details: undefined,
+      };
+    },
+    renderCall(args, theme, context) {
+      return { render: () => [theme.bold(String(args.path)), String(context.expanded)] };
+    },
+    renderResult: (result, options) => ({
+      render: () => [String(result.content.length), String(options.expanded)],
+    }),
+  }),
+);
 pi.registerTool(
   adaptToolDefinition({
     ...definition,
@@ -500,6 +542,18 @@ function registerRepaired<P extends TSchema, D>(api: ExtensionAPI, tool: ToolDef
 }
 registerRepaired(pi, definition);
 
+pi.registerTool(
+  // @ts-expect-error: pi has no "video" content (reported at the adapted definition)
+  adaptToolDefinition({
+    name: "wrong-content",
+    label: "Wrong",
+    description: "content items pi does not know",
+    parameters: readSchema,
+    async execute() {
+      return { content: [{ type: "video", url: "" }], details: undefined };
+    },
+  }),
+);
 // @ts-expect-error: a definition needs a name
 adaptToolDefinition({ parameters: readSchema });
 // @ts-expect-error: a definition needs parameters
