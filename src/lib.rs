@@ -3,6 +3,7 @@
 //! `repair` is plain Rust (no N-API types) and is covered by `cargo test`; `binding` is the thin
 //! `#[napi]` layer that converts values, maps errors and owns handles.
 
+pub mod chat;
 pub mod repair;
 
 mod binding;

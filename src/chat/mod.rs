@@ -1,0 +1,3 @@
+//! The streaming chat core (napi-free): wire formats, stream decoding and projection.
+
+pub mod sse;
