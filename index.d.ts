@@ -38,7 +38,7 @@ export declare function escapeJsonStringControlCharacters(textJson: string): str
 export declare function foldFlatEditFields(valueJson: string, toolName: string): string
 
 /** `preprocessInput`: JSON `{"v": value, "c": changes, "ob": [ruleIds]}`. */
-export declare function preprocessInput(inputJson: string, ext: boolean, toolName: string, preprocessors: NativePreprocessors, allowValidValueTransforms: boolean, familyMatch?: string | undefined | null, dispatch?: ((arg: [number, number, string, string]) => string | null) | undefined | null): string
+export declare function preprocessInput(inputJson: string, ext: boolean, toolName: string, preprocessors: NativePreprocessors, allowValidValueTransforms: boolean, familyMatch?: string | undefined | null, dispatch?: Dispatch | undefined | null): string
 
 /** `recoverEnvelope`: JSON `{"v"?: value, "c": changes, "k": candidates, "l": limited}`. */
 export declare function recoverEnvelope(inputJson: string, flags: number, limits?: Array<number> | undefined | null): string
@@ -48,7 +48,7 @@ export declare function recoverEnvelope(inputJson: string, flags: number, limits
  * transforms, 4 = an owner shim exists, 8 = the input text is in the extended form, 16 = the
  * input reaches some object twice.
  */
-export declare function runPipeline(inputJson: string, flags: number, toolName: string, schema: NativeSchema, preprocessors?: NativePreprocessors | undefined | null, legacy?: NativeLegacyConfig | undefined | null, familyMatch?: string | undefined | null, limits?: Array<number> | undefined | null, dispatch?: ((arg: [number, number, string, string]) => string | null) | undefined | null): string
+export declare function runPipeline(inputJson: string, flags: number, toolName: string, schema: NativeSchema, preprocessors?: NativePreprocessors | undefined | null, legacy?: NativeLegacyConfig | undefined | null, familyMatch?: string | undefined | null, limits?: Array<number> | undefined | null, dispatch?: Dispatch | undefined | null): string
 
 /** A JSON string in, a JSON string out. */
 export declare function unwrapMarkdownAutoLinks(textJson: string): string

@@ -179,7 +179,16 @@ pub fn recover_envelope(input: &Value, limits: &Limits) -> Result<Envelope, Repa
     }
     attempts += 1.0;
     let escaped = escape_json_string_control_characters(s);
-    let Some(parsed) = parse_json(&escaped) else { break };
+    let parsed = match json::parse(&escaped) {
+      Ok(v) => v,
+      // Deeper than we parse: an object would fail the depth re-check below (step 5) anyway.
+      Err(json::JsonError::TooDeep)
+        if js_trim_start(&escaped).starts_with('{') && (json::MAX_DEPTH as f64) > limits.max_nesting_depth =>
+      {
+        return Ok(unchanged(true));
+      }
+      Err(_) => break,
+    };
     let escaped_differs = matches!(input, Value::String(orig) if *escaped != **orig);
     value = parsed;
     changes.push(change("envelope.decode-json", DECODE_NOTE));
@@ -275,6 +284,16 @@ mod tests {
     };
     let e = recover_envelope(&Value::str("{\"a\":1}"), &limits).unwrap();
     assert!(e.changes.is_empty() && e.value.is_none());
+  }
+
+  #[test]
+  fn text_too_deep_to_parse_is_limited() {
+    let text = format!("{{\"n\":{}{}}}", "[".repeat(5000), "]".repeat(5000));
+    assert!(
+      recover_envelope(&Value::String(text), &Limits::default())
+        .unwrap()
+        .limited
+    );
   }
 
   #[test]
