@@ -10,13 +10,19 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /** A compiled legacy `ToolRepairConfig`. */
-export declare class NativeLegacyConfig {}
+export declare class NativeLegacyConfig {
+  readonly id: number
+}
 
 /** A compiled preprocessor list. */
-export declare class NativePreprocessors {}
+export declare class NativePreprocessors {
+  readonly id: number
+}
 
-/** A compiled tool schema. */
-export declare class NativeSchema {}
+/** A compiled tool schema; `id` is what the entry points take. Freed when collected. */
+export declare class NativeSchema {
+  readonly id: number
+}
 
 /** The built-in tables of pi's seven tools, as JSON. */
 export declare function builtinTables(): string
@@ -38,7 +44,7 @@ export declare function escapeJsonStringControlCharacters(textJson: string): str
 export declare function foldFlatEditFields(valueJson: string, toolName: string): string
 
 /** `preprocessInput`: JSON `{"v": value, "c": changes, "ob": [ruleIds]}`. */
-export declare function preprocessInput(inputJson: string, ext: boolean, toolName: string, preprocessors: NativePreprocessors, allowValidValueTransforms: boolean, familyMatch?: string | undefined | null, dispatch?: Dispatch | undefined | null): string
+export declare function preprocessInput(inputJson: string, ext: boolean, toolName: string, preprocessorsId: number, allowValidValueTransforms: boolean, familyMatch?: string | undefined | null, dispatch?: Dispatch | undefined | null): string
 
 /** `recoverEnvelope`: JSON `{"v"?: value, "c": changes, "k": candidates, "l": limited}`. */
 export declare function recoverEnvelope(inputJson: string, flags: number, limits?: Array<number> | undefined | null): string
@@ -48,7 +54,7 @@ export declare function recoverEnvelope(inputJson: string, flags: number, limits
  * transforms, 4 = an owner shim exists, 8 = the input text is in the extended form, 16 = the
  * input reaches some object twice.
  */
-export declare function runPipeline(inputJson: string, flags: number, toolName: string, schema: NativeSchema, preprocessors?: NativePreprocessors | undefined | null, legacy?: NativeLegacyConfig | undefined | null, familyMatch?: string | undefined | null, limits?: Array<number> | undefined | null, dispatch?: Dispatch | undefined | null): string
+export declare function runPipeline(inputJson: string, flags: number, toolName: string, schemaId: number, preprocessorsId: number, legacyId: number, familyMatch?: string | undefined | null, limits?: Array<number> | undefined | null, dispatch?: Dispatch | undefined | null): string
 
 /** A JSON string in, a JSON string out. */
 export declare function unwrapMarkdownAutoLinks(textJson: string): string

@@ -117,12 +117,14 @@ function compiledSchema(schema) {
   if (schema === null || typeof schema !== 'object') {
     throw new TypeError('pi-native: config.schema must be a TypeBox or JSON Schema object')
   }
-  let handle = schemaCache.get(schema)
-  if (handle === undefined) {
-    handle = native.compileSchema(JSON.stringify(copySchema(schema, new Set())))
-    schemaCache.set(schema, handle)
+  let entry = schemaCache.get(schema)
+  if (entry === undefined) {
+    const handle = native.compileSchema(JSON.stringify(copySchema(schema, new Set())))
+    // The handle object owns the native slot; the cache keeps it alive as long as the schema.
+    entry = { handle, id: handle.id }
+    schemaCache.set(schema, entry)
   }
-  return handle
+  return entry.id
 }
 
 const FIELD_KINDS = new Set([
@@ -175,6 +177,7 @@ function compiledPreprocessors(list) {
     handle: native.compilePreprocessors(JSON.stringify(description)),
     familyCache: new Map(),
   }
+  entry.id = entry.handle.id
   preprocessorCache.set(list, entry)
   return entry
 }
@@ -221,7 +224,8 @@ function compiledLegacy(config) {
       return { name: s?.name, native: isNative ? 'foldFlatEditFields' : undefined }
     }),
   }
-  entry = { structural, needsHost, handle: native.compileLegacyConfig(JSON.stringify(description)) }
+  const handle = native.compileLegacyConfig(JSON.stringify(description))
+  entry = { structural, needsHost, handle, id: handle.id }
   legacyCache.set(config, entry)
   return entry
 }
@@ -332,8 +336,8 @@ export function runRepairPipeline(options) {
       flags,
       String(config.toolName),
       schema,
-      pre ? pre.handle : null,
-      legacy ? legacy.handle : null,
+      pre ? pre.id : 0,
+      legacy ? legacy.id : 0,
       family,
       config.limits ? resolveLimits(config.limits) : null,
       ctx ? makeDispatch(ctx) : null,
@@ -401,7 +405,7 @@ export function preprocessInput(options) {
   const [text, encoding] = encode(input)
   let raw
   try {
-    raw = native.preprocessInput(text, (encoding & 8) !== 0, String(toolName), pre.handle, Boolean(allowValidValueTransforms), family, ctx ? makeDispatch(ctx) : null)
+    raw = native.preprocessInput(text, (encoding & 8) !== 0, String(toolName), pre.id, Boolean(allowValidValueTransforms), family, ctx ? makeDispatch(ctx) : null)
   } catch (error) {
     rethrow(error, ctx, input)
   }

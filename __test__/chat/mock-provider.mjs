@@ -397,8 +397,9 @@ function recordRequest(req, url, buffer, seq) {
 
 /**
  * Starts the mock. Options: `ttlMs` (auto-close, default 30 000), `host` (default 127.0.0.1).
- * Returns `{ baseUrl, port, requests, close(), closed, stats }`; `closed` resolves once the server is
- * closed (by `close()` or by the TTL).
+ * Returns `{ baseUrl, port, requests, close(), closed, openConnections() }`; `closed` resolves once the
+ * server is closed (by `close()` or by the TTL). A request record gets `clientClosedEarly: true` when the
+ * client went away before its response was complete.
  */
 export async function startMockProvider(options = {}) {
   const ttlMs = options.ttlMs ?? 30_000;
@@ -406,7 +407,6 @@ export async function startMockProvider(options = {}) {
   const failOnceSeen = new Set();
   const sockets = new Set();
   const timers = new Map(); // pending delays → their resolvers
-  const stats = { open: 0 };
   let seq = 0;
   let closing = null;
 
@@ -509,6 +509,10 @@ export async function startMockProvider(options = {}) {
     req.on("end", () => {
       const record = recordRequest(req, url, Buffer.concat(chunks), ++seq);
       requests.push(record);
+      // A client that goes away before the response is complete (cancel, idle timeout, deadline).
+      res.on("close", () => {
+        if (!res.writableFinished) record.clientClosedEarly = true;
+      });
       respond(req, res, record).catch((error) => {
         if (!res.headersSent) sendJson(res, 500, { error: { message: `mock failure: ${error.message}` } }, {});
         else res.destroy();
@@ -517,11 +521,7 @@ export async function startMockProvider(options = {}) {
   });
   server.on("connection", (socket) => {
     sockets.add(socket);
-    stats.open = sockets.size;
-    socket.on("close", () => {
-      sockets.delete(socket);
-      stats.open = sockets.size;
-    });
+    socket.on("close", () => sockets.delete(socket));
   });
   // WebSocket upgrades (pi-ai's Codex transport tries one first) are recorded and refused.
   server.on("upgrade", (req, socket) => {
@@ -567,5 +567,5 @@ export async function startMockProvider(options = {}) {
     return closing;
   }
 
-  return { baseUrl: `http://127.0.0.1:${port}`, port, requests, close, closed, stats };
+  return { baseUrl: `http://127.0.0.1:${port}`, port, requests, close, closed, openConnections: () => sockets.size };
 }

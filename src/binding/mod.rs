@@ -3,4 +3,5 @@
 // napi-derive registers exports only outside `cfg(test)`, so test builds see them as unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod handles;
 mod repair;

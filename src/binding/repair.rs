@@ -5,12 +5,11 @@
 //! wire form of `repair::json`. Schemas, preprocessor lists and legacy configs are compiled once
 //! into class handles that the JS facade caches per object identity.
 
-use std::sync::Arc;
-
 use napi::bindgen_prelude::Function;
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 
+use super::handles::Registry;
 use crate::repair::config::{parse_legacy, parse_preprocessors};
 use crate::repair::engine::LegacyConfig;
 use crate::repair::envelope::{self, Limits};
@@ -50,10 +49,21 @@ fn parse_input(text: &str, ext: bool) -> Result<Value> {
   }
 }
 
-/// A compiled tool schema.
+static SCHEMAS: Registry<Schema> = Registry::new();
+static PREPROCESSORS: Registry<Vec<Preprocessor>> = Registry::new();
+static LEGACY: Registry<LegacyConfig> = Registry::new();
+
+/// A compiled tool schema; `id` is what the entry points take. Freed when collected.
 #[napi]
 pub struct NativeSchema {
-  inner: Arc<Schema>,
+  #[napi(readonly)]
+  pub id: u32,
+}
+
+impl Drop for NativeSchema {
+  fn drop(&mut self) {
+    SCHEMAS.remove(self.id);
+  }
 }
 
 /// Compile a schema given as JSON in which TypeBox's `~kind` / `~optional` markers are ordinary keys.
@@ -62,36 +72,54 @@ pub fn compile_schema(schema_json: String) -> Result<NativeSchema> {
   let v = json::parse(&schema_json).map_err(invalid)?;
   let schema = Schema::compile(&v).map_err(invalid)?;
   Ok(NativeSchema {
-    inner: Arc::new(schema),
+    id: SCHEMAS.insert(schema),
   })
 }
 
 /// A compiled preprocessor list.
 #[napi]
 pub struct NativePreprocessors {
-  inner: Arc<Vec<Preprocessor>>,
+  #[napi(readonly)]
+  pub id: u32,
+}
+
+impl Drop for NativePreprocessors {
+  fn drop(&mut self) {
+    PREPROCESSORS.remove(self.id);
+  }
 }
 
 #[napi]
 pub fn compile_preprocessors(json_text: String) -> Result<NativePreprocessors> {
   let v = json::parse(&json_text).map_err(invalid)?;
   Ok(NativePreprocessors {
-    inner: Arc::new(parse_preprocessors(&v)),
+    id: PREPROCESSORS.insert(parse_preprocessors(&v)),
   })
 }
 
 /// A compiled legacy `ToolRepairConfig`.
 #[napi]
 pub struct NativeLegacyConfig {
-  inner: Arc<LegacyConfig>,
+  #[napi(readonly)]
+  pub id: u32,
+}
+
+impl Drop for NativeLegacyConfig {
+  fn drop(&mut self) {
+    LEGACY.remove(self.id);
+  }
 }
 
 #[napi]
 pub fn compile_legacy_config(json_text: String) -> Result<NativeLegacyConfig> {
   let v = json::parse(&json_text).map_err(invalid)?;
   Ok(NativeLegacyConfig {
-    inner: Arc::new(parse_legacy(&v)),
+    id: LEGACY.insert(parse_legacy(&v)),
   })
+}
+
+fn unknown_handle() -> Error {
+  invalid("pi-native: unknown compiled handle (was it garbage-collected?)")
 }
 
 /// Calls back into the facade's dispatcher `(op, index, payload, extra) => string | undefined`.
@@ -297,25 +325,28 @@ pub fn run_pipeline(
   input_json: String,
   flags: u32,
   tool_name: String,
-  schema: &NativeSchema,
-  preprocessors: Option<&NativePreprocessors>,
-  legacy: Option<&NativeLegacyConfig>,
+  schema_id: u32,
+  preprocessors_id: u32,
+  legacy_id: u32,
   family_match: Option<String>,
   limits: Option<Vec<f64>>,
   dispatch: Option<Dispatch>,
 ) -> Result<String> {
   let ext = flags & 8 != 0;
   let input = parse_input(&input_json, ext)?;
+  let schema = SCHEMAS.get(schema_id).ok_or_else(unknown_handle)?;
+  let preprocessors = PREPROCESSORS.get(preprocessors_id);
+  let legacy = LEGACY.get(legacy_id);
   let empty_legacy = LegacyConfig::default();
   let fam = family_matches(family_match.as_deref());
   let config = PipelineConfig {
     tool_name: &tool_name,
-    schema: &schema.inner,
+    schema: &schema,
     allow_truncated_envelope_completion: flags & 1 != 0,
     allow_valid_value_transforms: flags & 2 != 0,
-    preprocessors: preprocessors.map(|p| p.inner.as_slice()).unwrap_or(&[]),
+    preprocessors: preprocessors.as_deref().map(|p| p.as_slice()).unwrap_or(&[]),
     family_match: &fam,
-    legacy: legacy.map(|l| l.inner.as_ref()).unwrap_or(&empty_legacy),
+    legacy: legacy.as_deref().unwrap_or(&empty_legacy),
     has_owner_shim: flags & 4 != 0,
     limits: limits_from(limits, flags & 16 != 0),
     input_bytes_hint: if ext { None } else { Some(input_json.len() as f64) },
@@ -359,7 +390,7 @@ pub fn preprocess_input(
   input_json: String,
   ext: bool,
   tool_name: String,
-  preprocessors: &NativePreprocessors,
+  preprocessors_id: u32,
   allow_valid_value_transforms: bool,
   family_match: Option<String>,
   dispatch: Option<Dispatch>,
@@ -369,9 +400,10 @@ pub fn preprocess_input(
     return Err(map_err(RepairError::DataClone));
   }
   let fam = family_matches(family_match.as_deref());
+  let preprocessors = PREPROCESSORS.get(preprocessors_id).ok_or_else(unknown_handle)?;
   let call = PreprocessCall {
     tool_name: &tool_name,
-    preprocessors: &preprocessors.inner,
+    preprocessors: &preprocessors,
     family_match: &fam,
     allow_valid_value_transforms,
   };

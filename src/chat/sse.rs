@@ -151,11 +151,7 @@ impl SseDecoder {
         self.data.push('\n');
         self.has_data = true;
       }
-      b"id" => {
-        if !value.contains('\0') {
-          self.id = Some(value.into_owned());
-        }
-      }
+      b"id" if !value.contains('\0') => self.id = Some(value.into_owned()),
       _ => {}
     }
   }

@@ -35,23 +35,19 @@ pub fn parse_preprocessors(v: &Value) -> Vec<Preprocessor> {
       let kind = string_of(p.get_key("kind"));
       let selector = string_of(p.get_key("selector"));
       match kind.as_str() {
-        "alias" => Preprocessor::Alias {
-          selector,
-          aliases: strings(p.get_key("aliases")),
-          accepts: p.get_key("accepts").and_then(|a| a.as_str().map(String::from)),
-          empty_equivalent_to_missing: matches!(p.get_key("emptyEquivalentToMissing"), Some(Value::Bool(true))),
-        },
-        "structural" => Preprocessor::Structural {
-          selector,
-          rule_id: string_of(p.get_key("ruleId")),
-          imp: structural_impl(p),
-        },
+        "alias" => Preprocessor::alias(
+          &selector,
+          strings(p.get_key("aliases")),
+          p.get_key("accepts").and_then(|a| a.as_str().map(String::from)),
+          matches!(p.get_key("emptyEquivalentToMissing"), Some(Value::Bool(true))),
+        ),
+        "structural" => Preprocessor::structural(&selector, string_of(p.get_key("ruleId")), structural_impl(p)),
         other => match FieldKind::parse(other) {
-          Some(kind) => Preprocessor::Field {
+          Some(kind) => Preprocessor::field(
             kind,
-            selector,
-            scalar_type: p.get_key("scalarType").and_then(|a| a.as_str().map(String::from)),
-          },
+            &selector,
+            p.get_key("scalarType").and_then(|a| a.as_str().map(String::from)),
+          ),
           None => Preprocessor::Ignored,
         },
       }

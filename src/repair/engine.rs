@@ -1,5 +1,7 @@
 //! Validate-then-repair at the strict validator's failure sites (spec §6).
 
+use std::borrow::Cow;
+
 use super::host::Host;
 use super::jsnum::number_to_string;
 use super::json;
@@ -17,9 +19,9 @@ pub const MAX_ISSUES: usize = 8;
 const MAX_ISSUE_PASSES: usize = 3;
 
 /// Replace `[text](http(s)://text)` by `text`; any other markdown link stays (spec §5.5).
-pub fn unwrap_markdown_auto_links(s: &str) -> String {
+pub fn unwrap_markdown_auto_links(s: &str) -> Cow<'_, str> {
   if !s.contains("](http") {
-    return s.to_string();
+    return Cow::Borrowed(s);
   }
   let mut out = String::with_capacity(s.len());
   let mut rest = s;
@@ -46,7 +48,11 @@ pub fn unwrap_markdown_auto_links(s: &str) -> String {
     }
   }
   out.push_str(rest);
-  out
+  if out == s {
+    Cow::Borrowed(s)
+  } else {
+    Cow::Owned(out)
+  }
 }
 
 /// Match `([^\]\n]+)\]\((https?://[^)\s]+)\)` at the start of `s`; returns (text, url, bytes).
@@ -359,10 +365,9 @@ pub fn repair_schema_input(
       let Some(Value::String(old)) = target.get(field) else {
         continue;
       };
-      let new = unwrap_markdown_auto_links(old);
-      if new == *old {
+      let Cow::Owned(new) = unwrap_markdown_auto_links(old) else {
         continue;
-      }
+      };
       let note = format!(
         "Unwrapped a markdown auto-link in `{field}` for tool \"{tool}\" (`{old}` -> `{new}`). Send plain paths, not markdown links."
       );
@@ -370,6 +375,24 @@ pub fn repair_schema_input(
       changes.push(("unwrapMarkdownAutoLink".into(), note));
     }
   };
+  // Path-field unwrapping first; the copy is only made when it changes something.
+  let needs_unwrap = match input {
+    Value::Object(o) => config
+      .path_fields
+      .iter()
+      .any(|f| matches!(o.get(f), Some(Value::String(s)) if matches!(unwrap_markdown_auto_links(s), Cow::Owned(_)))),
+    _ => false,
+  };
+  if !needs_unwrap && schema.check(input) {
+    return Ok(SchemaRepair {
+      outcome: Outcome::Valid,
+      args: None,
+      changes,
+      issue_summary: None,
+      fingerprint: None,
+      retry_message: None,
+    });
+  }
   let mut current = input.clone();
   if let Value::Object(o) = &mut current {
     unwrap_path_fields(o, &mut changes);
@@ -385,15 +408,14 @@ pub fn repair_schema_input(
       retry_message: None,
     });
   }
+  // The original failure shape; summary and fingerprint are only rendered for results that carry them.
   let original = schema.errors(&current, MAX_ISSUES);
-  let summary = report::issue_summary(&original);
-  let fp = report::fingerprint(tool, &original);
   let unrepairable = |original: &[Issue]| SchemaRepair {
     outcome: Outcome::Unrepairable,
     args: None,
     changes: vec![],
-    issue_summary: Some(summary.clone()),
-    fingerprint: Some(fp.clone()),
+    issue_summary: Some(report::issue_summary(original)),
+    fingerprint: Some(report::fingerprint(tool, original)),
     retry_message: Some(report::retry_message(tool, original, input)),
   };
 
@@ -488,8 +510,8 @@ pub fn repair_schema_input(
       outcome: Outcome::Repaired,
       args: Some(probe),
       changes,
-      issue_summary: Some(summary),
-      fingerprint: Some(fp),
+      issue_summary: Some(report::issue_summary(&original)),
+      fingerprint: Some(report::fingerprint(tool, &original)),
       retry_message: None,
     });
   }

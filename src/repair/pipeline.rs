@@ -174,7 +174,14 @@ fn downstream(
     Some(v) => v.clone(),
     None => schema_input,
   };
-  let converted = config.schema.convert(schema_args.clone()).ok();
+  // Final arbiter: Convert then Check (a Convert throw counts as invalid). The unconverted value is
+  // only needed afterwards when an owner shim reshaped the input and nothing was recorded.
+  let keep_schema_args = changes.is_empty() && owner_changed;
+  let (converted, schema_args) = if keep_schema_args {
+    (config.schema.convert(schema_args.clone()).ok(), Some(schema_args))
+  } else {
+    (config.schema.convert(schema_args).ok(), None)
+  };
   let valid = matches!(&converted, Some(c) if config.schema.check(c));
   if !valid {
     emitted.extend(observations.iter().cloned());
@@ -183,7 +190,7 @@ fn downstream(
   let args = if !changes.is_empty() {
     converted
   } else if owner_changed {
-    Some(schema_args)
+    schema_args
   } else if same_as_input {
     None
   } else {

@@ -66,19 +66,62 @@ pub enum Preprocessor {
     /// `None` = the `accepts` key is absent/undefined.
     accepts: Option<String>,
     empty_equivalent_to_missing: bool,
+    /// Decoded last segment of the selector, and the parent selector's segments (precomputed).
+    canonical: String,
+    parent_segments: Vec<String>,
   },
   Field {
     kind: FieldKind,
     selector: String,
     scalar_type: Option<String>,
+    segments: Vec<String>,
   },
   Structural {
     selector: String,
     rule_id: String,
     imp: StructuralImpl,
+    segments: Vec<String>,
   },
   /// An unrecognised kind: skipped silently.
   Ignored,
+}
+
+impl Preprocessor {
+  pub fn alias(
+    selector: &str,
+    aliases: Vec<String>,
+    accepts: Option<String>,
+    empty_equivalent_to_missing: bool,
+  ) -> Self {
+    let mut parts: Vec<&str> = selector.split('/').collect();
+    let canonical = decode_segment(parts.pop().unwrap_or(""));
+    let parent = parts.join("/");
+    let parent_segments = selector_segments(if parent.is_empty() { "/" } else { &parent });
+    Preprocessor::Alias {
+      selector: selector.to_string(),
+      aliases,
+      accepts,
+      empty_equivalent_to_missing,
+      canonical,
+      parent_segments,
+    }
+  }
+  pub fn field(kind: FieldKind, selector: &str, scalar_type: Option<String>) -> Self {
+    Preprocessor::Field {
+      kind,
+      selector: selector.to_string(),
+      scalar_type,
+      segments: selector_segments(selector),
+    }
+  }
+  pub fn structural(selector: &str, rule_id: String, imp: StructuralImpl) -> Self {
+    Preprocessor::Structural {
+      selector: selector.to_string(),
+      rule_id,
+      imp,
+      segments: selector_segments(selector),
+    }
+  }
 }
 
 /// How a heuristic preprocessor's model-family test resolves for this call.
@@ -255,11 +298,14 @@ pub struct PreprocessCall<'a> {
 
 fn field_next(kind: FieldKind, scalar_type: Option<&str>, current: &Value) -> Option<Value> {
   Some(match (kind, current) {
-    (FieldKind::FilesystemPath, Value::String(s)) => Value::String(unwrap_markdown_auto_links(s)),
+    (FieldKind::FilesystemPath, Value::String(s)) => match unwrap_markdown_auto_links(s) {
+      std::borrow::Cow::Owned(t) => Value::String(t),
+      std::borrow::Cow::Borrowed(_) => return None,
+    },
     (FieldKind::FilesystemPathArray, Value::Array(a)) => Value::Array(
       a.iter()
         .map(|item| match item {
-          Value::String(s) => Value::String(unwrap_markdown_auto_links(s)),
+          Value::String(s) => Value::String(unwrap_markdown_auto_links(s).into_owned()),
           other => other.clone(),
         })
         .collect(),
@@ -337,25 +383,19 @@ pub fn preprocess(
     match pre {
       Preprocessor::Ignored => {}
       Preprocessor::Alias {
-        selector,
         aliases,
         accepts: acc,
         empty_equivalent_to_missing,
+        canonical,
+        parent_segments,
+        ..
       } => {
-        let mut parts: Vec<&str> = selector.split('/').collect();
-        let canonical = decode_segment(parts.pop().unwrap_or(""));
-        let parent_selector = parts.join("/");
-        let parent_selector = if parent_selector.is_empty() {
-          "/".to_string()
-        } else {
-          parent_selector
-        };
-        let segments = selector_segments(&parent_selector);
-        for path in locations(&value, &segments) {
+        let segments = parent_segments;
+        for path in locations(&value, segments) {
           let Some(Value::Object(record)) = get_at_mut(&mut value, &path) else {
             continue;
           };
-          let canonical_value = record.get(&canonical);
+          let canonical_value = record.get(canonical);
           let replace_empty =
             *empty_equivalent_to_missing && matches!(canonical_value, Some(Value::String(s)) if s.is_empty());
           if matches!(canonical_value, Some(v) if !v.is_nullish()) && !replace_empty {
@@ -369,7 +409,7 @@ pub fn preprocess(
             // `record[canonical] = record[alias]; delete record[alias]`: when both name the same
             // key the net effect is a delete.
             let v = record.remove(alias).unwrap_or(Value::Undefined);
-            if *alias != canonical {
+            if alias != canonical {
               record.set(canonical.clone(), v);
             }
             changes.push(Change::new(
@@ -381,9 +421,10 @@ pub fn preprocess(
           }
         }
       }
-      Preprocessor::Structural { selector, rule_id, imp } => {
-        let segments = selector_segments(selector);
-        for path in locations(&value, &segments) {
+      Preprocessor::Structural {
+        rule_id, imp, segments, ..
+      } => {
+        for path in locations(&value, segments) {
           let current = get_at(&value, &path).cloned().unwrap_or(Value::Undefined);
           let container = matches!(current, Value::Object(_) | Value::Array(_));
           let (result, after) = match imp {
@@ -414,6 +455,7 @@ pub fn preprocess(
         kind,
         selector,
         scalar_type,
+        segments,
       } => {
         let heuristic = kind.is_heuristic();
         if heuristic {
@@ -427,8 +469,7 @@ pub fn preprocess(
             continue;
           }
         }
-        let segments = selector_segments(selector);
-        for path in locations(&value, &segments) {
+        for path in locations(&value, segments) {
           let current = get_at(&value, &path).unwrap_or(&Value::Undefined);
           let Some(next) = field_next(*kind, scalar_type.as_deref(), current) else {
             continue;
@@ -473,12 +514,12 @@ mod tests {
   }
 
   fn alias(sel: &str, aliases: &[&str], empty: bool) -> Preprocessor {
-    Preprocessor::Alias {
-      selector: sel.into(),
-      aliases: aliases.iter().map(|s| s.to_string()).collect(),
-      accepts: Some("string".into()),
-      empty_equivalent_to_missing: empty,
-    }
+    Preprocessor::alias(
+      sel,
+      aliases.iter().map(|s| s.to_string()).collect(),
+      Some("string".into()),
+      empty,
+    )
   }
 
   #[test]
@@ -522,11 +563,7 @@ mod tests {
       r#"{"edits":[{"oldText":"a"},"s"]}"#
     );
     let input = obj! {"a/b" => Value::str("^x$")};
-    let pre = [Preprocessor::Field {
-      kind: FieldKind::AnchorBleed,
-      selector: "/a~1b".into(),
-      scalar_type: None,
-    }];
+    let pre = [Preprocessor::field(FieldKind::AnchorBleed, "/a~1b", None)];
     let out = run(input.clone(), &pre, &[FamilyMatch::Yes], true);
     assert_eq!(json::stringify(&out.value).unwrap().unwrap(), r#"{"a/b":"x"}"#);
     let out = run(input.clone(), &pre, &[FamilyMatch::Yes], false);
@@ -546,11 +583,7 @@ mod tests {
 
   #[test]
   fn scalar_number_uses_js_number() {
-    let pre = [Preprocessor::Field {
-      kind: FieldKind::Scalar,
-      selector: "/n".into(),
-      scalar_type: Some("number".into()),
-    }];
+    let pre = [Preprocessor::field(FieldKind::Scalar, "/n", Some("number".into()))];
     let out = run(obj! {"n" => Value::str(" 0x10 ")}, &pre, &[], true);
     assert_eq!(json::stringify(&out.value).unwrap().unwrap(), r#"{"n":16}"#);
     assert_eq!(

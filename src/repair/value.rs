@@ -6,7 +6,7 @@
 //! (which JSON can carry as `\uD800`) is mapped to a private-use code point in plane 16 so that it
 //! survives a round trip (see [`crate::repair::text`]).
 
-use indexmap::IndexMap;
+use std::collections::HashMap;
 
 /// Values JSON cannot carry, which callers may still hand to the pipeline.
 #[derive(Clone, Debug, PartialEq)]
@@ -124,72 +124,123 @@ pub fn array_index(key: &str) -> Option<usize> {
 
 /// An object with JavaScript own-key order: integer-like keys first in ascending numeric order,
 /// then string keys in insertion order.
-#[derive(Clone, Debug, Default, PartialEq)]
+///
+/// Entries live in a `Vec` (tool arguments have a handful of keys, where a linear scan beats any
+/// hash); objects larger than [`INDEX_AT`] keys also get a hash index so hostile inputs with many
+/// keys stay linear.
+#[derive(Clone, Debug, Default)]
 pub struct Obj {
-  map: IndexMap<String, Value>,
+  entries: Vec<(String, Value)>,
+  index: Option<HashMap<String, usize>>,
+}
+
+/// Key count above which an object keeps a hash index.
+const INDEX_AT: usize = 24;
+
+impl PartialEq for Obj {
+  fn eq(&self, other: &Obj) -> bool {
+    self.entries == other.entries
+  }
 }
 
 impl Obj {
   pub fn new() -> Obj {
-    Obj { map: IndexMap::new() }
+    Obj {
+      entries: Vec::new(),
+      index: None,
+    }
   }
   pub fn len(&self) -> usize {
-    self.map.len()
+    self.entries.len()
   }
   pub fn is_empty(&self) -> bool {
-    self.map.is_empty()
+    self.entries.is_empty()
+  }
+  fn position(&self, key: &str) -> Option<usize> {
+    match &self.index {
+      Some(index) => index.get(key).copied(),
+      None => self.entries.iter().position(|(k, _)| k == key),
+    }
+  }
+  fn reindex(&mut self) {
+    self.index = if self.entries.len() > INDEX_AT {
+      Some(
+        self
+          .entries
+          .iter()
+          .enumerate()
+          .map(|(i, (k, _))| (k.clone(), i))
+          .collect(),
+      )
+    } else {
+      None
+    };
   }
   pub fn get(&self, key: &str) -> Option<&Value> {
-    self.map.get(key)
+    self.position(key).map(|i| &self.entries[i].1)
   }
   pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-    self.map.get_mut(key)
+    self.position(key).map(move |i| &mut self.entries[i].1)
   }
   /// JS `key in obj` for own data properties.
   pub fn has(&self, key: &str) -> bool {
-    self.map.contains_key(key)
+    self.position(key).is_some()
   }
   /// JS assignment `obj[key] = value` on an own data property (defines, never touches a
   /// prototype): an existing key keeps its position, a new key goes where V8 would enumerate it.
   pub fn set(&mut self, key: impl Into<String>, value: Value) {
     let key = key.into();
-    if let Some(slot) = self.map.get_mut(&key) {
-      *slot = value;
+    if let Some(i) = self.position(&key) {
+      self.entries[i].1 = value;
       return;
     }
-    match array_index(&key) {
-      Some(index) => {
-        // Integer keys come first, ascending.
-        let pos = self
-          .map
-          .keys()
-          .position(|k| match array_index(k) {
-            Some(other) => other > index,
-            None => true,
-          })
-          .unwrap_or(self.map.len());
-        self.map.shift_insert(pos, key, value);
+    let pos = match array_index(&key) {
+      // Integer keys come first, ascending.
+      Some(index) => self
+        .entries
+        .iter()
+        .position(|(k, _)| match array_index(k) {
+          Some(other) => other > index,
+          None => true,
+        })
+        .unwrap_or(self.entries.len()),
+      None => self.entries.len(),
+    };
+    if pos == self.entries.len() {
+      if let Some(index) = &mut self.index {
+        index.insert(key.clone(), pos);
       }
-      None => {
-        self.map.insert(key, value);
+      self.entries.push((key, value));
+      if self.index.is_none() && self.entries.len() > INDEX_AT {
+        self.reindex();
+      }
+    } else {
+      self.entries.insert(pos, (key, value));
+      if self.entries.len() > INDEX_AT {
+        self.reindex();
       }
     }
   }
   /// JS `delete obj[key]`.
   pub fn remove(&mut self, key: &str) -> Option<Value> {
-    self.map.shift_remove(key)
+    let i = self.position(key)?;
+    let (_, v) = self.entries.remove(i);
+    if self.index.is_some() {
+      self.reindex();
+    }
+    Some(v)
   }
   pub fn keys(&self) -> impl Iterator<Item = &String> {
-    self.map.keys()
+    self.entries.iter().map(|(k, _)| k)
   }
   pub fn values(&self) -> impl Iterator<Item = &Value> {
-    self.map.values()
+    self.entries.iter().map(|(_, v)| v)
   }
   pub fn iter(&self) -> impl Iterator<Item = (&String, &Value)> {
-    self.map.iter()
+    self.entries.iter().map(|(k, v)| (k, v))
   }
   pub fn iter_mut(&mut self) -> impl Iterator<Item = (&String, &mut Value)> {
-    self.map.iter_mut()
+    self.entries.iter_mut().map(|(k, v)| (&*k, v))
   }
 }
 
@@ -241,6 +292,22 @@ mod tests {
     o.remove("a");
     o.set("a", Value::Null);
     assert_eq!(o.keys().collect::<Vec<_>>(), ["b", "a"]);
+  }
+
+  #[test]
+  fn large_objects_keep_order_through_the_index() {
+    let mut o = Obj::new();
+    for i in 0..100 {
+      o.set(format!("k{i}"), Value::Number(i as f64));
+    }
+    o.set("7", Value::Null);
+    o.remove("k50");
+    o.set("k50", Value::Bool(true));
+    assert_eq!(o.len(), 101);
+    assert_eq!(o.keys().next().unwrap(), "7");
+    assert_eq!(o.keys().last().unwrap(), "k50");
+    assert_eq!(o.get("k99"), Some(&Value::Number(99.0)));
+    assert_eq!(o.get("k50"), Some(&Value::Bool(true)));
   }
 
   #[test]
