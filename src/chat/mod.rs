@@ -1,3 +1,4 @@
 //! The streaming chat core (napi-free): wire formats, stream decoding and projection.
 
+pub mod catalog;
 pub mod sse;
