@@ -1,4 +1,9 @@
-//! The streaming chat core (napi-free): wire formats, stream decoding and projection.
+//! The streaming chat core (napi-free): catalog, adapter rules, wire formats, stream decoding,
+//! projection, liveness and retry policy.
 
 pub mod catalog;
+pub mod history;
+pub mod options;
+pub mod retry;
 pub mod sse;
+pub mod types;
