@@ -2,6 +2,7 @@
 //! projection, liveness and retry policy.
 
 pub mod catalog;
+pub mod context;
 pub mod history;
 pub mod options;
 pub mod retry;
