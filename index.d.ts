@@ -9,6 +9,17 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** One running `streamChat` call. */
+export declare class ChatStream {
+  /**
+   * Everything ready now (waiting for at least one item): JSON `{"c": [chunks], "e"?: error,
+   * "d": done}`.
+   */
+  nextBatch(): Promise<string>
+  /** Stop the request (idempotent): the provider connection is closed. */
+  cancel(): void
+}
+
 /** A compiled legacy `ToolRepairConfig`. */
 export declare class NativeLegacyConfig {
   readonly id: number
@@ -27,6 +38,18 @@ export declare class NativeSchema {
 /** The built-in tables of pi's seven tools, as JSON. */
 export declare function builtinTables(): string
 
+/**
+ * Blade's pure helpers, by name, over JSON arguments; returns JSON (`null` for undefined).
+ * Errors thrown by the helper come back as `{"error": message}`.
+ */
+export declare function chatHelper(name: string, argsJson: string): string
+
+/** Resolve the configured model (throws `Unknown pi-ai model: <provider>/<id>`): model JSON. */
+export declare function chatResolveModel(configJson: string, modelsJson: string): string
+
+/** Start streaming. The request JSON is `{config, models?, messages, tools?, options?}`. */
+export declare function chatStart(requestJson: string): ChatStream
+
 export declare function compileLegacyConfig(jsonText: string): NativeLegacyConfig
 
 export declare function compilePreprocessors(jsonText: string): NativePreprocessors
@@ -42,6 +65,20 @@ export declare function escapeJsonStringControlCharacters(textJson: string): str
  * JSON `{"v": folded value, "n": note}`.
  */
 export declare function foldFlatEditFields(valueJson: string, toolName: string): string
+
+/** `parseToolGrammarLeaks(text, grammars?)`: `text_json` is `JSON.stringify(text)`. */
+export declare function grammarParse(textJson: string, grammarsJson?: string | undefined | null): string
+
+/**
+ * `recoverGrammarLeaks` over a slim message (`{role, stopReason?, content: [...]}`) and options
+ * `{mode, knownTools: [...], grammars?, requireKnownTool?, unknownToolText?}`. Returns `"U"` for
+ * the unchanged result, otherwise the result as JSON with `message` (the new slim message) when
+ * the message changed.
+ */
+export declare function grammarRecover(messageJson: string, optionsJson: string, nowMs: number): string
+
+/** Model-gate families as `{source, flags}` pairs for the JS RegExp list. */
+export declare function grammarRecoveryModels(): string
 
 /** `preprocessInput`: JSON `{"v": value, "c": changes, "ob": [ruleIds]}`. */
 export declare function preprocessInput(inputJson: string, ext: boolean, toolName: string, preprocessorsId: number, allowValidValueTransforms: boolean, familyMatch?: string | undefined | null, dispatch?: Dispatch | undefined | null): string

@@ -773,16 +773,23 @@ if (
   }
 }
 
-const { NativeLegacyConfig, NativePreprocessors, NativeSchema, builtinTables, compileLegacyConfig, compilePreprocessors, compileSchema, escapeJsonStringControlCharacters, foldFlatEditFields, preprocessInput, recoverEnvelope, runPipeline, unwrapMarkdownAutoLinks } = nativeBinding
+const { ChatStream, NativeLegacyConfig, NativePreprocessors, NativeSchema, builtinTables, chatHelper, chatResolveModel, chatStart, compileLegacyConfig, compilePreprocessors, compileSchema, escapeJsonStringControlCharacters, foldFlatEditFields, grammarParse, grammarRecover, grammarRecoveryModels, preprocessInput, recoverEnvelope, runPipeline, unwrapMarkdownAutoLinks } = nativeBinding
+export { ChatStream }
 export { NativeLegacyConfig }
 export { NativePreprocessors }
 export { NativeSchema }
 export { builtinTables }
+export { chatHelper }
+export { chatResolveModel }
+export { chatStart }
 export { compileLegacyConfig }
 export { compilePreprocessors }
 export { compileSchema }
 export { escapeJsonStringControlCharacters }
 export { foldFlatEditFields }
+export { grammarParse }
+export { grammarRecover }
+export { grammarRecoveryModels }
 export { preprocessInput }
 export { recoverEnvelope }
 export { runPipeline }

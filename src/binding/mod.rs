@@ -3,5 +3,7 @@
 // napi-derive registers exports only outside `cfg(test)`, so test builds see them as unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod chat;
+mod grammar;
 mod handles;
 mod repair;

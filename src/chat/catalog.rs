@@ -241,8 +241,9 @@ pub fn normalize_base_url(url: &str, api: &str) -> String {
   s
 }
 
-/// Cost of a usage record in USD (spec §5.10): base rates, or the tier with the highest
-/// `inputTokensAbove` strictly below the prompt size; 1-hour cache writes cost twice the input rate.
+/// Cost of a usage record in USD (spec §5.10), with pi-ai's exact float operations: rates are
+/// per million tokens, the tier with the highest `inputTokensAbove` strictly below the prompt size
+/// wins, and 1-hour cache writes cost twice the input rate.
 pub fn cost_usd(
   cost: &Cost,
   input: f64,
@@ -252,19 +253,19 @@ pub fn cost_usd(
   cache_write_1h: f64,
 ) -> CostBreakdown {
   let prompt = input + cache_read + cache_write;
-  let (ri, ro, rr, rw) = match cost
-    .tiers
-    .iter()
-    .filter(|t| t.input_tokens_above < prompt)
-    .max_by(|a, b| a.input_tokens_above.total_cmp(&b.input_tokens_above))
-  {
-    Some(t) => (t.input, t.output, t.cache_read, t.cache_write),
-    None => (cost.input, cost.output, cost.cache_read, cost.cache_write),
-  };
-  let c_input = ri * input / 1e6;
-  let c_output = ro * output / 1e6;
-  let c_read = rr * cache_read / 1e6;
-  let c_write = (rw * (cache_write - cache_write_1h) + 2.0 * ri * cache_write_1h) / 1e6;
+  let (mut ri, mut ro, mut rr, mut rw) = (cost.input, cost.output, cost.cache_read, cost.cache_write);
+  let mut matched = -1.0;
+  for t in &cost.tiers {
+    if prompt > t.input_tokens_above && t.input_tokens_above > matched {
+      (ri, ro, rr, rw) = (t.input, t.output, t.cache_read, t.cache_write);
+      matched = t.input_tokens_above;
+    }
+  }
+  let short_write = cache_write - cache_write_1h;
+  let c_input = (ri / 1_000_000.0) * input;
+  let c_output = (ro / 1_000_000.0) * output;
+  let c_read = (rr / 1_000_000.0) * cache_read;
+  let c_write = (rw * short_write + ri * 2.0 * cache_write_1h) / 1_000_000.0;
   CostBreakdown {
     input: c_input,
     output: c_output,
@@ -272,6 +273,22 @@ pub fn cost_usd(
     cache_write: c_write,
     total: c_input + c_output + c_read + c_write,
   }
+}
+
+/// The Responses family's price multiplier for a service tier (flex half, priority double;
+/// `gpt-5.5` priority 2.5x), applied to every component and the total re-summed.
+pub fn apply_service_tier_pricing(c: &mut CostBreakdown, model_id: &str, tier: Option<&str>) {
+  let m = match tier {
+    Some("flex") => 0.5,
+    Some("priority") if model_id == "gpt-5.5" => 2.5,
+    Some("priority") => 2.0,
+    _ => return,
+  };
+  c.input *= m;
+  c.output *= m;
+  c.cache_read *= m;
+  c.cache_write *= m;
+  c.total = c.input + c.output + c.cache_read + c.cache_write;
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -356,5 +373,11 @@ mod tests {
     let gpt5 = &Catalog::embedded().get("openai", "gpt-5").unwrap().cost;
     let c = cost_usd(gpt5, 176.0, 85.0, 1024.0, 0.0, 0.0);
     assert!((c.total - 0.001198).abs() < 1e-12);
+    let mut flex = c;
+    apply_service_tier_pricing(&mut flex, "gpt-5", Some("flex"));
+    assert_eq!(
+      flex.total,
+      c.input * 0.5 + c.output * 0.5 + c.cache_read * 0.5 + c.cache_write * 0.5
+    );
   }
 }

@@ -26,6 +26,14 @@ use serde_json::Value;
 ///   has exactly one answer and no answer is repeated. Otherwise the turn and the whole run go.
 ///   Results in the run that answer none of the calls are always dropped.
 pub fn filter_orphan_tool_messages(messages: &[Value]) -> Vec<Value> {
+  filter_orphan_tool_indices(messages)
+    .into_iter()
+    .map(|i| messages[i].clone())
+    .collect()
+}
+
+/// The positions [`filter_orphan_tool_messages`] keeps (so callers can keep their own objects).
+pub fn filter_orphan_tool_indices(messages: &[Value]) -> Vec<usize> {
   let mut kept = Vec::with_capacity(messages.len());
   let mut index = 0;
   while index < messages.len() {
@@ -35,7 +43,7 @@ pub fn filter_orphan_tool_messages(messages: &[Value]) -> Vec<Value> {
       continue;
     }
     let Some(calls) = assistant_tool_calls(message) else {
-      kept.push(message.clone());
+      kept.push(index);
       index += 1;
       continue;
     };
@@ -51,9 +59,11 @@ pub fn filter_orphan_tool_messages(messages: &[Value]) -> Vec<Value> {
       .enumerate()
       .map(|(position, call)| IdKey::of(call.get("id"), position))
       .collect();
-    let answers: Vec<&Value> = run
+    let answers: Vec<(usize, &Value)> = run
       .iter()
-      .filter(|result| {
+      .enumerate()
+      .map(|(offset, result)| (index + 1 + offset, result))
+      .filter(|(_, result)| {
         let id = result.get("tool_call_id");
         // An object-valued result id can never equal a call id (distinct identities in JS).
         is_truthy(id) && expected.contains(&IdKey::of(id, usize::MAX))
@@ -61,12 +71,12 @@ pub fn filter_orphan_tool_messages(messages: &[Value]) -> Vec<Value> {
       .collect();
     let answered: HashSet<IdKey> = answers
       .iter()
-      .map(|result| IdKey::of(result.get("tool_call_id"), usize::MAX))
+      .map(|(_, result)| IdKey::of(result.get("tool_call_id"), usize::MAX))
       .collect();
 
     if expected.len() == calls.len() && answers.len() == expected.len() && answered.len() == expected.len() {
-      kept.push(message.clone());
-      kept.extend(answers.into_iter().cloned());
+      kept.push(index);
+      kept.extend(answers.into_iter().map(|(i, _)| i));
     }
     index = run_end;
   }

@@ -8,6 +8,7 @@
 pub mod config;
 pub mod engine;
 pub mod envelope;
+pub mod grammar;
 pub mod host;
 pub mod jsnum;
 pub mod json;

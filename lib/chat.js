@@ -1,0 +1,277 @@
+// pi-native/chat: a streaming chat handle whose work (context, wire requests, SSE, retries,
+// fallback, liveness) runs in Rust on a tokio runtime. JS sees Blade's ChatService contract: an
+// async iterator of StreamChunks with AbortSignal support, and Blade's error classes.
+import binding from './native.js'
+
+const native = binding
+
+// --- errors (spec §1.9) -------------------------------------------------------------------------
+
+export class StreamIdleTimeoutError extends Error {
+  constructor(timeoutMs) {
+    super(`Provider stream idle timeout after ${timeoutMs}ms without an event`)
+    this.code = 'STREAM_IDLE_TIMEOUT'
+    this.timeoutMs = timeoutMs
+    this.name = 'StreamIdleTimeoutError'
+  }
+}
+
+export class ProviderStreamClosedError extends Error {
+  constructor() {
+    super('Provider stream closed before completion')
+    this.code = 'PROVIDER_STREAM_CLOSED'
+    this.name = 'ProviderStreamClosedError'
+  }
+}
+
+export class ProviderRequestDeadlineExceededError extends Error {
+  constructor(timeoutMs) {
+    super(`Provider request deadline exceeded after ${timeoutMs}ms`)
+    this.code = 'PROVIDER_REQUEST_DEADLINE_EXCEEDED'
+    this.timeoutMs = timeoutMs
+    this.name = 'ProviderRequestDeadlineExceededError'
+  }
+}
+
+export class ProviderRecoveryBudgetExceededError extends Error {
+  constructor(budgetMs, elapsedMs) {
+    super(`Provider recovery budget exhausted after ${budgetMs}ms`)
+    this.code = 'PROVIDER_RECOVERY_BUDGET_EXCEEDED'
+    this.budgetMs = budgetMs
+    this.elapsedMs = elapsedMs
+    this.name = 'ProviderRecoveryBudgetExceededError'
+  }
+}
+
+const replayMarks = new WeakSet()
+
+/** True when the error happened after the current model had already yielded real output. */
+export function replayBoundaryCrossed(error) {
+  return error !== null && typeof error === 'object' && replayMarks.has(error)
+}
+
+function abortReason(signal) {
+  return signal.reason instanceof Error ? signal.reason : new DOMException('Aborted', 'AbortError')
+}
+
+function toError(data, signal) {
+  let error
+  switch (data.name) {
+    case 'StreamIdleTimeoutError':
+      error = new StreamIdleTimeoutError(data.timeoutMs)
+      break
+    case 'ProviderStreamClosedError':
+      error = new ProviderStreamClosedError()
+      break
+    case 'ProviderRequestDeadlineExceededError':
+      error = new ProviderRequestDeadlineExceededError(data.timeoutMs)
+      break
+    case 'ProviderRecoveryBudgetExceededError':
+      error = new ProviderRecoveryBudgetExceededError(data.budgetMs, data.elapsedMs)
+      break
+    case 'AbortError':
+      error = signal?.aborted ? abortReason(signal) : new DOMException(data.message, 'AbortError')
+      break
+    default:
+      error = new Error(data.message)
+  }
+  if (data.replayBoundaryCrossed) replayMarks.add(error)
+  try {
+    Object.defineProperty(error, 'replayBoundaryCrossed', { value: Boolean(data.replayBoundaryCrossed), configurable: true })
+  } catch {
+    // A frozen caller-supplied abort reason keeps its own shape; the WeakSet still answers.
+  }
+  return error
+}
+
+// --- the service ----------------------------------------------------------------------------------
+
+const PROVIDER_DEFAULT_HEADERS = {
+  openrouter: { 'HTTP-Referer': 'https://github.com/echoVic/blade-code', 'X-Title': 'Blade' },
+  cerebras: { 'X-Cerebras-3rd-Party-Integration': 'blade' },
+}
+
+// Live runtime objects Blade may put on its config; they never cross the boundary.
+const LIVE_FIELDS = new Set(['providerCircuitRegistry', 'providerRequestAdmissionScheduler', 'modelCatalog'])
+
+function wireConfig(config) {
+  const out = {}
+  for (const [key, value] of Object.entries(config)) if (!LIVE_FIELDS.has(key) && typeof value !== 'function') out[key] = value
+  return out
+}
+
+export class PiNativeChatService {
+  #config
+  #models
+  #modelsJson
+  #model
+
+  constructor(config, init = {}) {
+    this.#models = Array.isArray(init.models) ? init.models.map((m) => ({ ...m })) : []
+    this.#modelsJson = JSON.stringify(this.#models)
+    this.#resolve(config)
+  }
+
+  #resolve(config) {
+    let model
+    try {
+      model = JSON.parse(native.chatResolveModel(JSON.stringify(wireConfig(config)), this.#modelsJson))
+    } catch (error) {
+      throw new Error(error.message)
+    }
+    this.#model = model
+    this.#config = {
+      ...config,
+      maxContextTokens: model.contextWindow,
+      maxOutputTokens: config.maxOutputTokens ?? model.maxTokens,
+    }
+  }
+
+  getConfig() {
+    return { ...this.#config }
+  }
+
+  updateConfig(partial) {
+    this.#resolve({ ...this.#config, ...partial })
+  }
+
+  async *streamChat(messages, tools, signal, options) {
+    if (signal?.aborted) throw abortReason(signal)
+    const request = JSON.stringify({
+      config: wireConfig(this.#config),
+      models: this.#models,
+      messages,
+      tools: tools ?? [],
+      options: options ?? {},
+    })
+    const handle = native.chatStart(request)
+    const onAbort = () => handle.cancel()
+    signal?.addEventListener('abort', onAbort, { once: true })
+    try {
+      for (;;) {
+        const batch = JSON.parse(await handle.nextBatch())
+        for (const chunk of batch.c) yield chunk
+        if (batch.e) throw toError(batch.e, signal)
+        if (signal?.aborted) throw abortReason(signal)
+        if (batch.d) return
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort)
+      handle.cancel()
+    }
+  }
+
+  async chat(messages, tools, signal, options) {
+    let content = ''
+    let reasoningContent = ''
+    const toolCalls = []
+    let usage
+    let finishReason
+    for await (const chunk of this.streamChat(messages, tools, signal, options)) {
+      content += chunk.content ?? ''
+      reasoningContent += chunk.reasoningContent ?? ''
+      for (const call of chunk.toolCalls ?? []) if (call.id && call.type === 'function' && call.function?.name) toolCalls.push(call)
+      usage = chunk.usage ?? usage
+      finishReason = chunk.finishReason ?? finishReason
+    }
+    return {
+      content,
+      ...(reasoningContent ? { reasoningContent } : {}),
+      ...(toolCalls.length > 0 ? { toolCalls } : {}),
+      usage,
+      finishReason,
+    }
+  }
+}
+
+/** Construct a service exactly like Blade's `new PiAIChatService(config)`. */
+export function createChatService(config, init) {
+  return new PiNativeChatService(config, init)
+}
+
+/** Blade's factory: provider default headers merged under the caller's custom headers. */
+export async function createChatServiceAsync(config, init) {
+  const defaults = PROVIDER_DEFAULT_HEADERS[config.provider]
+  const merged = defaults ? { ...config, customHeaders: { ...defaults, ...config.customHeaders } } : config
+  return new PiNativeChatService(merged, init)
+}
+
+// --- Blade's pure helpers -------------------------------------------------------------------------
+
+function helper(name, ...args) {
+  return JSON.parse(native.chatHelper(name, JSON.stringify(args)))
+}
+
+function orThrow(result) {
+  if (result && typeof result === 'object' && typeof result.error === 'string') throw new Error(result.error)
+  return result
+}
+
+export function filterOrphanToolMessages(messages) {
+  return helper('filterOrphanToolMessageIndices', messages).map((i) => messages[i])
+}
+
+export function hasNonThinkingToolHistory(messages) {
+  return helper('hasNonThinkingToolHistory', messages)
+}
+
+function errorFacts(error) {
+  const isError = error instanceof Error
+  const facts = { message: isError ? error.message : String(error) }
+  if (isError) facts.name = error.name
+  if (error !== null && typeof error === 'object') {
+    if (typeof error.code === 'string') facts.code = error.code
+    const status = Number.isInteger(error.status) ? error.status : Number.isInteger(error.statusCode) ? error.statusCode : undefined
+    if (status !== undefined && status >= 0 && status <= 65535) facts.status = status
+  }
+  return facts
+}
+
+export function classifyProviderRetry(error, response) {
+  return helper('classifyProviderRetry', errorFacts(error), response ?? null)
+}
+
+export function computeProviderRetryDelay(attempt, response, options = {}) {
+  return helper('computeProviderRetryDelay', attempt, response ?? null, {
+    ...options,
+    now: options.now ?? Date.now(),
+    random: options.random ?? Math.random(),
+  })
+}
+
+export function getProviderRetryAfterMs(response, now) {
+  return helper('getProviderRetryAfterMs', response ?? null, now) ?? undefined
+}
+
+export function resolveReasoningEffort(model, selection) {
+  return orThrow(helper('resolveReasoningEffort', model, selection))
+}
+
+export function resolveServiceTier(model, selection) {
+  return orThrow(helper('resolveServiceTier', model, selection))
+}
+
+export function resolveResponseVerbosity(model, selection) {
+  return orThrow(helper('resolveResponseVerbosity', model, selection))
+}
+
+export function getSupportedServiceTiers(model) {
+  return helper('getSupportedServiceTiers', model)
+}
+
+export function getSupportedResponseVerbosities(model) {
+  return helper('getSupportedResponseVerbosities', model)
+}
+
+export function resolveStreamStallWarningMs(idleTimeoutMs, configuredWarningMs) {
+  return helper('resolveStreamStallWarningMs', idleTimeoutMs, configuredWarningMs ?? null) ?? undefined
+}
+
+/** The catalog model for (provider, id) as this build embeds it (pi-ai's `Model` shape), or undefined. */
+export function getModel(provider, id, init = {}) {
+  try {
+    return JSON.parse(native.chatResolveModel(JSON.stringify({ provider, model: id }), JSON.stringify(init.models ?? [])))
+  } catch {
+    return undefined
+  }
+}

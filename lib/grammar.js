@@ -1,0 +1,95 @@
+// pi-native/grammar: drop-in for @r3b1s/pi-repair-layer/grammar. Scanning runs in Rust over
+// UTF-16 offsets with JS regex semantics; this facade keeps message identity and spreads.
+import binding from './native.js'
+import { decode } from './codec.js'
+
+const native = binding
+
+export const GRAMMAR_NAMES = Object.freeze(['dsml', 'invoke', 'qwen', 'kimi', 'mistral', 'llama', 'glm', 'granite', 'minimax-text', 'olmo'])
+
+export const GRAMMAR_RECOVERY_MODELS = Object.freeze(JSON.parse(native.grammarRecoveryModels()).sources.map((s) => new RegExp(s, 'i')))
+
+/** Whether grammar recovery's model gate matches the given model id. */
+export function modelLeaksGrammar(modelId) {
+  if (!modelId) return false
+  return GRAMMAR_RECOVERY_MODELS.some((re) => re.test(modelId))
+}
+
+/** Tool calls a model printed as text, in order. */
+export function parseToolGrammarLeaks(text, grammars) {
+  const names = grammars === undefined ? null : JSON.stringify([...grammars])
+  return decode(native.grammarParse(JSON.stringify(String(text)), names))
+}
+
+/** The part of a content item recovery reads. */
+function slimPart(part) {
+  if (part === null || typeof part !== 'object') return { type: null }
+  if (part.type === 'text' && typeof part.text === 'string') return { type: 'text', text: part.text }
+  if (part.type === 'thinking' && typeof part.thinking === 'string') return { type: 'thinking', thinking: part.thinking }
+  if (part.type === 'toolCall' && typeof part.name === 'string') return { type: 'toolCall', name: part.name }
+  return { type: null }
+}
+
+function unchangedResult(message) {
+  return {
+    changed: false,
+    recoveredCalls: [],
+    strippedGrammars: [],
+    strippedRanges: 0,
+    promoted: false,
+    observed: false,
+    detectedGrammars: [],
+    detectedRanges: 0,
+    promotedCallIds: [],
+    message,
+  }
+}
+
+/** Detect, strip and (in recover mode) promote leaked tool calls of an assistant message. */
+export function recoverGrammarLeaks(message, options) {
+  if (options.mode === 'off' || message.role !== 'assistant' || !Array.isArray(message.content)) return unchangedResult(message)
+  const content = message.content
+  const slim = { role: 'assistant', content: content.map(slimPart) }
+  if (message.stopReason !== undefined) slim.stopReason = typeof message.stopReason === 'string' ? message.stopReason : null
+  const opts = {
+    mode: options.mode,
+    knownTools: options.knownTools ? [...options.knownTools] : [],
+    grammars: options.grammars ? [...options.grammars] : undefined,
+    requireKnownTool: options.requireKnownTool,
+    unknownToolText: options.unknownToolText,
+  }
+  const raw = native.grammarRecover(JSON.stringify(slim), JSON.stringify(opts), Date.now())
+  if (raw === 'U') return unchangedResult(message)
+  const r = decode(raw)
+  if (!r.message) {
+    return { ...unchangedResult(message), observed: r.observed, detectedGrammars: r.detectedGrammars, detectedRanges: r.detectedRanges }
+  }
+  // Rebuild the content: changed text parts are spread copies, others keep their identity;
+  // promoted calls share their `arguments` object with `recoveredCalls`, as in the reference.
+  const next = r.message.content
+  const nextContent = content.map((part, i) => {
+    const s = slim.content[i]
+    const n = next[i]
+    if (s.type === 'text' && n.text !== s.text) return { ...part, text: n.text }
+    if (s.type === 'thinking' && n.thinking !== s.thinking) return { ...part, thinking: n.thinking }
+    return part
+  })
+  for (let i = content.length, k = 0; i < next.length; i++, k++) {
+    const call = r.recoveredCalls[k]
+    nextContent.push({ type: 'toolCall', id: next[i].id, name: next[i].name, arguments: call ? call.arguments : next[i].arguments })
+  }
+  const nextMessage = { ...message, content: nextContent }
+  if (r.promoted) nextMessage.stopReason = 'toolUse'
+  return {
+    changed: r.changed,
+    recoveredCalls: r.recoveredCalls,
+    strippedGrammars: r.strippedGrammars,
+    strippedRanges: r.strippedRanges,
+    promoted: r.promoted,
+    observed: r.observed,
+    detectedGrammars: r.detectedGrammars,
+    detectedRanges: r.detectedRanges,
+    promotedCallIds: r.promotedCallIds,
+    message: nextMessage,
+  }
+}

@@ -1,0 +1,270 @@
+//! N-API entry points of the chat core: a stream handle drained in batches (one promise per
+//! batch, never per chunk), cancellation, model resolution and Blade's pure helpers.
+
+use std::sync::{Arc, OnceLock};
+
+use napi::{Error, Result, Status};
+use napi_derive::napi;
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+use crate::chat::catalog::{Catalog, Model, Resolver};
+use crate::chat::history::{filter_orphan_tool_indices, has_non_thinking_tool_history};
+use crate::chat::options::{
+  resolve_reasoning_effort, resolve_response_verbosity, resolve_service_tier, resolve_stream_stall_warning_ms,
+  supported_response_verbosities, supported_service_tiers, ModelInfo,
+};
+use crate::chat::request::resolve_model;
+use crate::chat::retry::{
+  classify_provider_retry, compute_provider_retry_delay, provider_retry_after_ms, ErrorInfo, ResponseMeta,
+  RetryDelayOptions,
+};
+use crate::chat::service::{run_chat, ChatRequest, Item};
+
+/// Largest number of chunks handed over per batch.
+const MAX_BATCH: usize = 4096;
+/// Channel capacity: the provider stream pauses when the consumer falls this far behind.
+const CHANNEL: usize = 8192;
+
+fn invalid(msg: impl std::fmt::Display) -> Error {
+  Error::new(Status::InvalidArg, msg.to_string())
+}
+
+fn client() -> &'static reqwest::Client {
+  static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+  CLIENT.get_or_init(|| {
+    reqwest::Client::builder()
+      .build()
+      .unwrap_or_else(|_| reqwest::Client::new())
+  })
+}
+
+fn parse_models(v: Option<&Value>) -> Result<Vec<Model>> {
+  match v {
+    Some(Value::Array(items)) => items
+      .iter()
+      .map(|m| {
+        serde_json::from_value::<Model>(m.clone()).map_err(|e| invalid(format!("invalid model definition: {e}")))
+      })
+      .collect(),
+    _ => Ok(vec![]),
+  }
+}
+
+/// One running `streamChat` call.
+#[napi]
+pub struct ChatStream {
+  rx: Arc<Mutex<mpsc::Receiver<Item>>>,
+  cancel: CancellationToken,
+}
+
+impl Drop for ChatStream {
+  fn drop(&mut self) {
+    self.cancel.cancel();
+  }
+}
+
+/// Start streaming. The request JSON is `{config, models?, messages, tools?, options?}`.
+#[napi]
+pub fn chat_start(request_json: String) -> Result<ChatStream> {
+  let v: Value = serde_json::from_str(&request_json).map_err(invalid)?;
+  let req = ChatRequest {
+    config: v.get("config").cloned().unwrap_or(Value::Null),
+    models: Arc::new(parse_models(v.get("models"))?),
+    messages: v.get("messages").and_then(Value::as_array).cloned().unwrap_or_default(),
+    tools: v.get("tools").and_then(Value::as_array).cloned().unwrap_or_default(),
+    options: v.get("options").cloned().unwrap_or(Value::Null),
+  };
+  let (tx, rx) = mpsc::channel(CHANNEL);
+  let cancel = CancellationToken::new();
+  let task_cancel = cancel.clone();
+  napi::bindgen_prelude::spawn(async move {
+    run_chat(client().clone(), req, tx, task_cancel).await;
+  });
+  Ok(ChatStream {
+    rx: Arc::new(Mutex::new(rx)),
+    cancel,
+  })
+}
+
+#[napi]
+impl ChatStream {
+  /// Everything ready now (waiting for at least one item): JSON `{"c": [chunks], "e"?: error,
+  /// "d": done}`.
+  #[napi]
+  pub async fn next_batch(&self) -> Result<String> {
+    let mut rx = self.rx.lock().await;
+    let mut chunks: Vec<Value> = Vec::new();
+    let mut error: Option<Value> = None;
+    let mut done = false;
+    match rx.recv().await {
+      None => done = true,
+      Some(item) => {
+        let mut item = Some(item);
+        while let Some(it) = item.take() {
+          match it {
+            Item::Chunk(c) => chunks.push(c),
+            Item::Error(e) => {
+              error = Some(e.to_json());
+              done = true;
+              break;
+            }
+          }
+          if chunks.len() >= MAX_BATCH {
+            break;
+          }
+          match rx.try_recv() {
+            Ok(next) => item = Some(next),
+            Err(mpsc::error::TryRecvError::Disconnected) => done = true,
+            Err(mpsc::error::TryRecvError::Empty) => {}
+          }
+        }
+      }
+    }
+    let mut out = json!({ "c": chunks, "d": done });
+    if let Some(e) = error {
+      out["e"] = e;
+    }
+    Ok(out.to_string())
+  }
+
+  /// Stop the request (idempotent): the provider connection is closed.
+  #[napi]
+  pub fn cancel(&self) {
+    self.cancel.cancel();
+  }
+}
+
+/// Resolve the configured model (throws `Unknown pi-ai model: <provider>/<id>`): model JSON.
+#[napi]
+pub fn chat_resolve_model(config_json: String, models_json: String) -> Result<String> {
+  let config: Value = serde_json::from_str(&config_json).map_err(invalid)?;
+  let models: Value = serde_json::from_str(&models_json).map_err(invalid)?;
+  let custom = parse_models(Some(&models))?;
+  let resolver = Resolver {
+    custom: &custom,
+    catalog: Catalog::embedded(),
+  };
+  let model = resolve_model(&resolver, &config).map_err(|e| Error::new(Status::GenericFailure, e))?;
+  serde_json::to_string(&model).map_err(invalid)
+}
+
+fn model_info(v: &Value) -> ModelInfo<'_> {
+  ModelInfo::from_json(v)
+}
+
+fn arg(args: &[Value], i: usize) -> &Value {
+  args.get(i).unwrap_or(&Value::Null)
+}
+
+fn response_meta(v: &Value) -> Option<ResponseMeta> {
+  if v.is_object() {
+    serde_json::from_value(v.clone()).ok()
+  } else {
+    None
+  }
+}
+
+/// Blade's pure helpers, by name, over JSON arguments; returns JSON (`null` for undefined).
+/// Errors thrown by the helper come back as `{"error": message}`.
+#[napi]
+pub fn chat_helper(name: String, args_json: String) -> Result<String> {
+  let args: Vec<Value> = serde_json::from_str(&args_json).map_err(invalid)?;
+  let out: Value = match name.as_str() {
+    "filterOrphanToolMessageIndices" => json!(filter_orphan_tool_indices(
+      arg(&args, 0).as_array().map_or(&[][..], |v| v)
+    )),
+    "hasNonThinkingToolHistory" => json!(has_non_thinking_tool_history(
+      arg(&args, 0).as_array().map_or(&[][..], |v| v)
+    )),
+    "classifyProviderRetry" => {
+      // args: [{message, name?, code?, status?}, response?]
+      let e = arg(&args, 0);
+      let mut info = ErrorInfo::new(e.get("message").and_then(Value::as_str).unwrap_or(""));
+      if let Some(n) = e.get("name").and_then(Value::as_str) {
+        info = info.with_name(n);
+      }
+      if let Some(c) = e.get("code").and_then(Value::as_str) {
+        info = info.with_code(c);
+      }
+      if let Some(s) = e.get("status").and_then(Value::as_u64).filter(|s| *s <= 65_535) {
+        info = info.with_status(s as u16);
+      }
+      serde_json::to_value(classify_provider_retry(&info, response_meta(arg(&args, 1)).as_ref())).map_err(invalid)?
+    }
+    "computeProviderRetryDelay" => {
+      // args: [attempt, response?, {now, random, maxDelayMs?, maxExponentialDelayMs?}]
+      let o = arg(&args, 2);
+      let mut opts = RetryDelayOptions::new(
+        crate::chat::retry::RetryMode::Standard,
+        o.get("now").and_then(Value::as_f64).unwrap_or(0.0),
+        o.get("random").and_then(Value::as_f64).unwrap_or(0.0),
+      );
+      if let Some(m) = o.get("maxDelayMs").and_then(Value::as_f64) {
+        opts.max_delay_ms = m.max(0.0) as u64;
+      }
+      if let Some(m) = o.get("maxExponentialDelayMs").and_then(Value::as_f64) {
+        opts.max_exponential_delay_ms = m.max(0.0) as u64;
+      }
+      let attempt = arg(&args, 0).as_f64().unwrap_or(1.0).max(0.0) as u32;
+      json!(compute_provider_retry_delay(
+        attempt,
+        response_meta(arg(&args, 1)).as_ref(),
+        &opts
+      ))
+    }
+    "getProviderRetryAfterMs" => {
+      let now = arg(&args, 1).as_f64().unwrap_or(0.0);
+      match provider_retry_after_ms(response_meta(arg(&args, 0)).as_ref(), now) {
+        Some(ms) => json!(ms),
+        None => Value::Null,
+      }
+    }
+    "resolveReasoningEffort" => helper_result(resolve_reasoning_effort(
+      &model_info(arg(&args, 0)),
+      arg(&args, 1).as_str().unwrap_or(""),
+    )),
+    "resolveServiceTier" => helper_result(resolve_service_tier(
+      &model_info(arg(&args, 0)),
+      arg(&args, 1).as_str().unwrap_or(""),
+    )),
+    "resolveResponseVerbosity" => helper_result(resolve_response_verbosity(
+      &model_info(arg(&args, 0)),
+      arg(&args, 1).as_str().unwrap_or(""),
+    )),
+    "getSupportedServiceTiers" => {
+      let m = arg(&args, 0);
+      let tiers = supported_service_tiers(
+        m.get("api").and_then(Value::as_str).unwrap_or(""),
+        m.get("id").and_then(Value::as_str).unwrap_or(""),
+      );
+      json!(tiers.iter().map(|t| t.as_str()).collect::<Vec<_>>())
+    }
+    "getSupportedResponseVerbosities" => {
+      let m = arg(&args, 0);
+      let v = supported_response_verbosities(
+        m.get("api").and_then(Value::as_str).unwrap_or(""),
+        m.get("id").and_then(Value::as_str).unwrap_or(""),
+      );
+      json!(v.iter().map(|t| t.as_str()).collect::<Vec<_>>())
+    }
+    "resolveStreamStallWarningMs" => {
+      let idle = arg(&args, 0).as_f64().unwrap_or(0.0).max(0.0) as u64;
+      let configured = arg(&args, 1).as_f64().map(|v| v as i64);
+      match resolve_stream_stall_warning_ms(idle, configured) {
+        Some(ms) => json!(ms),
+        None => Value::Null,
+      }
+    }
+    other => return Err(invalid(format!("unknown chat helper {other}"))),
+  };
+  Ok(out.to_string())
+}
+
+fn helper_result<T: serde::Serialize, E: std::fmt::Display>(r: std::result::Result<T, E>) -> Value {
+  match r {
+    Ok(v) => serde_json::to_value(v).unwrap_or(Value::Null),
+    Err(e) => json!({ "error": e.to_string() }),
+  }
+}

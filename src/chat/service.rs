@@ -1,0 +1,965 @@
+//! The streaming chat orchestration (spec §2, §5.2, §6.1–§6.9): prechecks, context, physical
+//! attempts over HTTP/SSE with an idle watchdog and hard deadlines, projection of semantic events to
+//! `StreamChunk`s, retry classification with backoff and lifecycle events, the replay boundary,
+//! fallback models and bounded foreground recovery. Chunks and the final error go into a channel
+//! that the binding drains in batches.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use futures_util::StreamExt;
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::catalog::{apply_service_tier_pricing, cost_usd, Catalog, Model, Resolver};
+use super::context::{build_context, check_images, check_required_tool, remote_image_urls, thinking_forced_off};
+use super::history::filter_orphan_tool_messages;
+use super::options::resolve_stream_stall_warning_ms;
+use super::request::{fallback_config, num_field, resolve_model, str_field, wire_options};
+use super::retry::{
+  classify_provider_retry, compute_provider_retry_delay, ErrorInfo, ResponseMeta, RetryDelayOptions, RetryMode,
+  PROVIDER_RECOVERY_BUDGET_EXCEEDED, PROVIDER_REQUEST_DEADLINE_EXCEEDED, PROVIDER_STREAM_CLOSED, STREAM_IDLE_TIMEOUT,
+};
+use super::sse::SseDecoder;
+use super::types::{Context, StreamEvent, StreamParser, Usage};
+use super::wire;
+
+pub const DEFAULT_STREAM_IDLE_TIMEOUT_MS: u64 = 300_000;
+const DEFAULT_FOREGROUND_MAX_RETRIES: u32 = 12;
+const RECOVERY_HEARTBEAT_MS: u64 = 15_000;
+const MIN_RECOVERY_BUDGET_MS: f64 = 30_000.0;
+const MAX_RECOVERY_BUDGET_MS: f64 = 3_600_000.0;
+/// Largest error body read from a failed response.
+const MAX_ERROR_BODY: usize = 1 << 20;
+
+/// An error as JS will see it: `name`, `code`, `message`, extra fields, the replay marker.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatError {
+  pub name: String,
+  pub code: Option<String>,
+  pub message: String,
+  pub extra: Map<String, Value>,
+  pub replay_boundary_crossed: bool,
+  /// HTTP status when the failure was an HTTP response (for classification only).
+  pub status: Option<u16>,
+}
+
+impl ChatError {
+  pub fn plain(message: impl Into<String>) -> ChatError {
+    ChatError {
+      name: "Error".into(),
+      code: None,
+      message: message.into(),
+      extra: Map::new(),
+      replay_boundary_crossed: false,
+      status: None,
+    }
+  }
+  fn coded(name: &str, code: &str, message: String, extra: Map<String, Value>) -> ChatError {
+    ChatError {
+      name: name.into(),
+      code: Some(code.into()),
+      message,
+      extra,
+      replay_boundary_crossed: false,
+      status: None,
+    }
+  }
+  pub fn abort() -> ChatError {
+    ChatError {
+      name: "AbortError".into(),
+      ..ChatError::plain("Aborted")
+    }
+  }
+  pub fn idle_timeout(ms: u64) -> ChatError {
+    let mut extra = Map::new();
+    extra.insert("timeoutMs".into(), json!(ms));
+    ChatError::coded(
+      "StreamIdleTimeoutError",
+      STREAM_IDLE_TIMEOUT,
+      format!("Provider stream idle timeout after {ms}ms without an event"),
+      extra,
+    )
+  }
+  pub fn stream_closed() -> ChatError {
+    ChatError::coded(
+      "ProviderStreamClosedError",
+      PROVIDER_STREAM_CLOSED,
+      "Provider stream closed before completion".into(),
+      Map::new(),
+    )
+  }
+  pub fn deadline(ms: u64) -> ChatError {
+    let mut extra = Map::new();
+    extra.insert("timeoutMs".into(), json!(ms));
+    ChatError::coded(
+      "ProviderRequestDeadlineExceededError",
+      PROVIDER_REQUEST_DEADLINE_EXCEEDED,
+      format!("Provider request deadline exceeded after {ms}ms"),
+      extra,
+    )
+  }
+  pub fn budget(budget_ms: u64, elapsed_ms: u64) -> ChatError {
+    let mut extra = Map::new();
+    extra.insert("budgetMs".into(), json!(budget_ms));
+    extra.insert("elapsedMs".into(), json!(elapsed_ms));
+    ChatError::coded(
+      "ProviderRecoveryBudgetExceededError",
+      PROVIDER_RECOVERY_BUDGET_EXCEEDED,
+      format!("Provider recovery budget exhausted after {budget_ms}ms"),
+      extra,
+    )
+  }
+  fn is_abort(&self) -> bool {
+    self.name == "AbortError"
+  }
+  fn is_idle_timeout(&self) -> bool {
+    self.code.as_deref() == Some(STREAM_IDLE_TIMEOUT)
+  }
+  fn is_budget(&self) -> bool {
+    self.code.as_deref() == Some(PROVIDER_RECOVERY_BUDGET_EXCEEDED)
+  }
+  fn info(&self) -> ErrorInfo {
+    let mut info = ErrorInfo::new(self.message.clone()).with_name(self.name.clone());
+    if let Some(c) = &self.code {
+      info = info.with_code(c.clone());
+    }
+    if let Some(s) = self.status {
+      info = info.with_status(s);
+    }
+    info
+  }
+  /// JSON for the binding: `{name, code?, message, replayBoundaryCrossed, ...extra}`.
+  pub fn to_json(&self) -> Value {
+    let mut o = Map::new();
+    o.insert("name".into(), json!(self.name));
+    if let Some(c) = &self.code {
+      o.insert("code".into(), json!(c));
+    }
+    o.insert("message".into(), json!(self.message));
+    o.insert("replayBoundaryCrossed".into(), json!(self.replay_boundary_crossed));
+    for (k, v) in &self.extra {
+      o.insert(k.clone(), v.clone());
+    }
+    Value::Object(o)
+  }
+}
+
+/// One item of the output channel.
+#[derive(Debug)]
+pub enum Item {
+  Chunk(Value),
+  Error(ChatError),
+}
+
+/// A request to stream: the service configuration and the call's arguments.
+pub struct ChatRequest {
+  pub config: Value,
+  pub models: Arc<Vec<Model>>,
+  pub messages: Vec<Value>,
+  pub tools: Vec<Value>,
+  pub options: Value,
+}
+
+fn now_ms() -> f64 {
+  SystemTime::now()
+    .duration_since(UNIX_EPOCH)
+    .map(|d| d.as_secs_f64() * 1000.0)
+    .unwrap_or(0.0)
+}
+
+/// A small jitter source (xorshift seeded from the clock); quality is irrelevant here.
+fn random_unit() -> f64 {
+  use std::cell::Cell;
+  thread_local!(static STATE: Cell<u64> = const { Cell::new(0) });
+  STATE.with(|s| {
+    let mut x = s.get();
+    if x == 0 {
+      x = (now_ms() as u64) ^ 0x9E37_79B9_7F4A_7C15;
+    }
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    s.set(x);
+    (x >> 11) as f64 / (1u64 << 53) as f64
+  })
+}
+
+/// Sends chunks; a dropped receiver means the consumer went away (treated as cancellation).
+struct Out<'a> {
+  tx: &'a mpsc::Sender<Item>,
+  cancel: &'a CancellationToken,
+}
+
+impl Out<'_> {
+  async fn send(&self, chunk: Value) -> Result<(), ChatError> {
+    if self.cancel.is_cancelled() {
+      return Err(ChatError::abort());
+    }
+    self.tx.send(Item::Chunk(chunk)).await.map_err(|_| ChatError::abort())
+  }
+
+  async fn sleep(&self, ms: u64) -> Result<(), ChatError> {
+    tokio::select! {
+      _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(()),
+      _ = self.cancel.cancelled() => Err(ChatError::abort()),
+    }
+  }
+}
+
+/// Bounded foreground recovery state (§6.9).
+struct Recovery {
+  budget_ms: u64,
+  started: Option<Instant>,
+}
+
+impl Recovery {
+  fn elapsed_ms(&self) -> u64 {
+    match self.started {
+      None => 0,
+      Some(t) => (t.elapsed().as_millis() as u64).min(self.budget_ms),
+    }
+  }
+  fn remaining_ms(&self) -> u64 {
+    self.budget_ms.saturating_sub(self.elapsed_ms())
+  }
+}
+
+/// State shared by every candidate of one `streamChat` call.
+struct Run<'a> {
+  client: &'a reqwest::Client,
+  out: Out<'a>,
+  options: &'a Value,
+  context: Context,
+  disable_thinking: bool,
+  recovery: Option<Recovery>,
+  mode: RetryMode,
+  max_retries: u32,
+  shared_attempt_limit: bool,
+  logical_attempts: u32,
+  response: Option<ResponseMeta>,
+}
+
+impl Run<'_> {
+  fn has_capacity(&self) -> bool {
+    !self.shared_attempt_limit || self.logical_attempts < self.max_retries + 1
+  }
+
+  fn recovery_fields(&self, o: &mut Map<String, Value>) {
+    o.insert("mode".into(), json!(self.mode.as_str()));
+    if let Some(r) = &self.recovery {
+      o.insert("recoveryBudgetMs".into(), json!(r.budget_ms));
+      o.insert("recoveryElapsedMs".into(), json!(r.elapsed_ms()));
+      o.insert("recoveryRemainingMs".into(), json!(r.remaining_ms()));
+    }
+  }
+
+  fn retry_event(&self, phase: &str, attempt: u32, reason: &str, status: Option<u16>) -> Map<String, Value> {
+    let mut o = Map::new();
+    o.insert("phase".into(), json!(phase));
+    o.insert("attempt".into(), json!(attempt));
+    o.insert("maxRetries".into(), json!(self.max_retries));
+    o.insert("reason".into(), json!(reason));
+    if let Some(s) = status {
+      o.insert("statusCode".into(), json!(s));
+    }
+    o
+  }
+
+  fn budget_error(&self) -> ChatError {
+    match &self.recovery {
+      Some(r) => ChatError::budget(r.budget_ms, r.elapsed_ms()),
+      None => ChatError::budget(0, 0),
+    }
+  }
+
+  fn begin_recovery(&mut self) {
+    if let Some(r) = &mut self.recovery {
+      if r.started.is_none() {
+        r.started = Some(Instant::now());
+      }
+    }
+  }
+
+  fn reported_attempt(&self, attempt: u32) -> u32 {
+    if self.shared_attempt_limit {
+      self.logical_attempts.saturating_sub(1)
+    } else {
+      attempt
+    }
+  }
+
+  async fn exhausted(
+    &self,
+    attempt: u32,
+    reason: &str,
+    status: Option<u16>,
+    by: Option<&str>,
+  ) -> Result<(), ChatError> {
+    let mut e = self.retry_event("exhausted", attempt, reason, status);
+    self.recovery_fields(&mut e);
+    if let Some(by) = by {
+      e.insert("exhaustedBy".into(), json!(by));
+    }
+    self.out.send(json!({ "providerRetry": e })).await
+  }
+
+  /// One candidate with its own retry loop (Blade's `streamWithRetries`).
+  async fn stream_with_retries(
+    &mut self,
+    model: &Model,
+    config: &Value,
+    max_retries: u32,
+    terminal: bool,
+    emitted: &mut bool,
+  ) -> Result<(), ChatError> {
+    let mut last_error: Option<ChatError> = None;
+    let mut retry_reason: Option<&'static str> = None;
+    let mut retry_status: Option<u16> = None;
+    let mut attempt = 0u32;
+    while attempt <= max_retries {
+      if !self.has_capacity() {
+        break;
+      }
+      let recovered_attempt = if self.shared_attempt_limit {
+        self.logical_attempts
+      } else {
+        attempt
+      };
+      let recovered = match retry_reason {
+        Some(reason) if recovered_attempt > 0 => {
+          let mut e = self.retry_event("recovered", recovered_attempt, reason, retry_status);
+          self.recovery_fields(&mut e);
+          Some(json!({ "providerRetry": e }))
+        }
+        _ => None,
+      };
+      let result = self.attempt(model, config, recovered, emitted).await;
+      let error = match result {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+      };
+      if self.out.cancel.is_cancelled() {
+        return Err(ChatError::abort());
+      }
+      let mut error = error;
+      if error.is_budget() {
+        if *emitted {
+          error.replay_boundary_crossed = true;
+          return Err(error);
+        }
+        self
+          .exhausted(
+            self.reported_attempt(attempt),
+            retry_reason.unwrap_or("timeout"),
+            retry_status,
+            Some("recovery_budget"),
+          )
+          .await?;
+        return Err(error);
+      }
+      let classification = classify_provider_retry(&error.info(), self.response.as_ref());
+      if *emitted {
+        error.replay_boundary_crossed = true;
+        return Err(error);
+      }
+      let reason = match (classification.retryable, classification.reason) {
+        (true, Some(r)) => r.as_str(),
+        _ => {
+          if attempt > 0 {
+            if let Some(r) = retry_reason {
+              self
+                .exhausted(self.reported_attempt(attempt), r, retry_status, None)
+                .await?;
+            }
+          }
+          return Err(error);
+        }
+      };
+      retry_reason = Some(reason);
+      retry_status = classification.status_code;
+      let can_retry = attempt < max_retries && self.has_capacity();
+      if can_retry {
+        self.begin_recovery();
+        let retry_attempt = if self.shared_attempt_limit {
+          self.logical_attempts
+        } else {
+          attempt + 1
+        };
+        let requested = compute_provider_retry_delay(
+          retry_attempt,
+          self.response.as_ref(),
+          &RetryDelayOptions::new(self.mode, now_ms(), random_unit()),
+        );
+        let delay = match &self.recovery {
+          Some(r) => requested.min(r.remaining_ms()),
+          None => requested,
+        };
+        let mut scheduled = self.retry_event("scheduled", retry_attempt, reason, classification.status_code);
+        scheduled.insert("delayMs".into(), json!(delay));
+        scheduled.insert("nextRetryAt".into(), json!((now_ms() + delay as f64) as u64));
+        self.recovery_fields(&mut scheduled);
+        self.out.send(json!({ "providerRetry": scheduled })).await?;
+        if self.recovery.is_some() {
+          let mut remaining = delay;
+          while remaining > 0 {
+            let step = remaining.min(RECOVERY_HEARTBEAT_MS);
+            self.out.sleep(step).await?;
+            remaining -= step;
+            if self.recovery.as_ref().is_some_and(|r| r.remaining_ms() == 0) {
+              let mut e = self.retry_event("exhausted", retry_attempt, reason, classification.status_code);
+              self.recovery_fields(&mut e);
+              e.insert("exhaustedBy".into(), json!("recovery_budget"));
+              self.out.send(json!({ "providerRetry": e })).await?;
+              return Err(self.budget_error());
+            }
+            if remaining > 0 {
+              let mut w = self.retry_event("waiting", retry_attempt, reason, classification.status_code);
+              w.insert("delayMs".into(), json!(delay));
+              w.insert("nextRetryAt".into(), json!((now_ms() + remaining as f64) as u64));
+              self.recovery_fields(&mut w);
+              self.out.send(json!({ "providerRetry": w })).await?;
+            }
+          }
+        } else {
+          self.out.sleep(delay).await?;
+        }
+        let mut a = self.retry_event("attempt", retry_attempt, reason, classification.status_code);
+        self.recovery_fields(&mut a);
+        self.out.send(json!({ "providerRetry": a })).await?;
+      } else {
+        let by = if self.recovery.is_some() && (terminal || !self.has_capacity()) {
+          Some("attempt_limit")
+        } else {
+          None
+        };
+        self
+          .exhausted(self.reported_attempt(attempt), reason, classification.status_code, by)
+          .await?;
+      }
+      last_error = Some(error);
+      attempt += 1;
+    }
+    Err(last_error.unwrap_or_else(|| self.budget_error()))
+  }
+
+  /// One physical attempt (Blade's `streamFrom` + `streamPiModel`).
+  async fn attempt(
+    &mut self,
+    model: &Model,
+    config: &Value,
+    mut recovered: Option<Value>,
+    emitted: &mut bool,
+  ) -> Result<(), ChatError> {
+    if !self.has_capacity() {
+      return Err(self.budget_error());
+    }
+    if self.shared_attempt_limit {
+      self.logical_attempts += 1;
+    }
+    self.response = None;
+    let request_timeout = num_field(config, "timeout")
+      .filter(|t| t.is_finite() && *t > 0.0)
+      .map(|t| (t.floor() as u64).max(1));
+    let recovery_deadline = match &self.recovery {
+      Some(r) if r.started.is_some() => {
+        let remaining = r.remaining_ms();
+        if remaining == 0 {
+          return Err(self.budget_error());
+        }
+        Some((remaining, ChatError::budget(r.budget_ms, r.budget_ms)))
+      }
+      _ => None,
+    };
+    let deadline = match (request_timeout, &recovery_deadline) {
+      (Some(t), Some((remaining, _))) if t < *remaining => Some((t, ChatError::deadline(t))),
+      (Some(t), None) => Some((t, ChatError::deadline(t))),
+      _ => None,
+    };
+    let idle_ms = num_field(config, "streamIdleTimeout")
+      .filter(|t| *t > 0.0)
+      .map(|t| t as u64)
+      .unwrap_or(DEFAULT_STREAM_IDLE_TIMEOUT_MS);
+    let timers = async {
+      let first = deadline.as_ref().map(|(ms, e)| (*ms, e.clone()));
+      let second = recovery_deadline.as_ref().map(|(ms, e)| (*ms, e.clone()));
+      let wait = |t: Option<(u64, ChatError)>| async move {
+        match t {
+          Some((ms, e)) => {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            e
+          }
+          None => std::future::pending().await,
+        }
+      };
+      tokio::select! {
+        e = wait(first) => e,
+        e = wait(second) => e,
+      }
+    };
+    let client = self.client;
+    let options = self.options;
+    let disable_thinking = self.disable_thinking;
+    let context = &self.context;
+    let out = &self.out;
+    let response = &mut self.response;
+    let stream = async {
+      let wire_opts = wire_options(config, model, options, disable_thinking).map_err(ChatError::plain)?;
+      let adapter = wire::adapter_for(&model.api)
+        .ok_or_else(|| ChatError::plain(format!("No API provider registered for api: {}", model.api)))?;
+      let request = adapter
+        .build_request(model, context, &wire_opts)
+        .map_err(ChatError::plain)?;
+      let mut source = EventSource::open(client, &model.api, request, response).await?;
+      let mut parser = adapter.parser(model, &wire_opts);
+      let warning = resolve_stream_stall_warning_ms(idle_ms, None);
+      let mut stall_count = 0u32;
+      let mut output_started = false;
+      let mut tool_index = 0u32;
+      loop {
+        let event = next_with_watchdog(
+          &mut source,
+          parser.as_mut(),
+          idle_ms,
+          warning,
+          &mut stall_count,
+          output_started,
+          out,
+        )
+        .await?;
+        let Some(event) = event else {
+          return Err(ChatError::stream_closed());
+        };
+        let chunk = match event {
+          StreamEvent::TextDelta(d) => {
+            output_started = true;
+            json!({ "content": d })
+          }
+          StreamEvent::ThinkingDelta(d) => {
+            output_started = true;
+            json!({ "reasoningContent": d })
+          }
+          StreamEvent::ToolCallEnd { id, name, arguments } => {
+            output_started = true;
+            let index = tool_index;
+            tool_index += 1;
+            json!({ "toolCalls": [{ "index": index, "id": id, "type": "function",
+              "function": { "name": name, "arguments": serde_json::to_string(&arguments).unwrap_or_default() } }] })
+          }
+          StreamEvent::Done { reason, usage } => {
+            let chunk = json!({ "finishReason": reason.as_str(), "usage": usage_info(model, &usage, &wire_opts) });
+            if let Some(r) = recovered.take() {
+              out.send(r).await?;
+            }
+            *emitted = true;
+            out.send(chunk).await?;
+            return Ok(());
+          }
+          StreamEvent::Error { message } => return Err(ChatError::plain(message)),
+          _ => continue,
+        };
+        if let Some(r) = recovered.take() {
+          out.send(r).await?;
+        }
+        *emitted = true;
+        out.send(chunk).await?;
+      }
+    };
+    tokio::select! {
+      r = stream => r,
+      e = timers => Err(e),
+      _ = self.out.cancel.cancelled() => Err(ChatError::abort()),
+    }
+  }
+}
+
+/// `UsageInfo` with cost (spec §1.6, §5.10).
+fn usage_info(model: &Model, usage: &Usage, options: &super::types::WireOptions) -> Value {
+  let mut cost = cost_usd(
+    &model.cost,
+    usage.input,
+    usage.output,
+    usage.cache_read,
+    usage.cache_write,
+    usage.cache_write_1h,
+  );
+  if matches!(
+    model.api.as_str(),
+    "openai-responses" | "azure-openai-responses" | "openai-codex-responses"
+  ) {
+    let tier = usage.service_tier.as_deref().or(options.service_tier.as_deref());
+    apply_service_tier_pricing(&mut cost, &model.id, tier);
+  }
+  let mut o = Map::new();
+  o.insert(
+    "promptTokens".into(),
+    num(usage.input + usage.cache_read + usage.cache_write),
+  );
+  o.insert("completionTokens".into(), num(usage.output));
+  o.insert("totalTokens".into(), num(usage.total));
+  o.insert("costUsd".into(), num(cost.total));
+  if let Some(r) = usage.reasoning {
+    o.insert("reasoningTokens".into(), num(r));
+  }
+  if usage.cache_write > 0.0 {
+    o.insert("cacheCreationInputTokens".into(), num(usage.cache_write));
+  }
+  if usage.cache_read > 0.0 {
+    o.insert("cacheReadInputTokens".into(), num(usage.cache_read));
+  }
+  Value::Object(o)
+}
+
+/// A JSON number that prints integers without a fraction (as JS would).
+fn num(x: f64) -> Value {
+  if x.fract() == 0.0 && x.abs() < 9.0e15 {
+    json!(x as i64)
+  } else {
+    json!(x)
+  }
+}
+
+/// The response body of one attempt as semantic events.
+struct EventSource {
+  body: futures_util::stream::BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>,
+  decoder: SseDecoder,
+  queue: VecDeque<StreamEvent>,
+  ended: bool,
+}
+
+/// Text a failed transport reports (what the JS SDKs surface for connection failures).
+fn transport_message(e: &reqwest::Error) -> String {
+  if e.is_timeout() {
+    "Request timed out.".into()
+  } else {
+    "Connection error.".into()
+  }
+}
+
+impl EventSource {
+  /// Send the request; a non-2xx response becomes the error its wire adapter would report.
+  async fn open(
+    client: &reqwest::Client,
+    api: &str,
+    request: super::types::HttpRequest,
+    response_meta: &mut Option<ResponseMeta>,
+  ) -> Result<EventSource, ChatError> {
+    let mut body = serde_json::to_vec(&request.body).map_err(|e| ChatError::plain(e.to_string()))?;
+    if request.zstd {
+      body = zstd::bulk::compress(&body, 3).map_err(|e| ChatError::plain(e.to_string()))?;
+    }
+    let mut builder = client.post(&request.url).body(body);
+    for (k, v) in &request.headers {
+      builder = builder.header(k.as_str(), v.as_str());
+    }
+    let response = builder
+      .send()
+      .await
+      .map_err(|e| ChatError::plain(transport_message(&e)))?;
+    let status = response.status().as_u16();
+    let headers: Vec<(String, String)> = response
+      .headers()
+      .iter()
+      .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+      .collect();
+    *response_meta = Some(ResponseMeta::from_headers(
+      status,
+      headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    ));
+    if !(200..300).contains(&status) {
+      let mut text = Vec::new();
+      let mut stream = response.bytes_stream();
+      while let Some(chunk) = stream.next().await {
+        match chunk {
+          Ok(b) => {
+            text.extend_from_slice(&b);
+            if text.len() > MAX_ERROR_BODY {
+              break;
+            }
+          }
+          Err(_) => break,
+        }
+      }
+      let message = wire::http_error_message(api, status, &String::from_utf8_lossy(&text));
+      let mut e = ChatError::plain(message);
+      e.status = Some(status);
+      return Err(e);
+    }
+    let mut queue = VecDeque::new();
+    queue.push_back(StreamEvent::Start);
+    Ok(EventSource {
+      body: response.bytes_stream().boxed(),
+      decoder: SseDecoder::default(),
+      queue,
+      ended: false,
+    })
+  }
+
+  /// The next semantic event; `None` when the body ended without one.
+  async fn next_event(&mut self, parser: &mut (dyn StreamParser + Send)) -> Result<Option<StreamEvent>, ChatError> {
+    loop {
+      if let Some(e) = self.queue.pop_front() {
+        return Ok(Some(e));
+      }
+      if self.ended {
+        return Ok(None);
+      }
+      match self.body.next().await {
+        Some(Ok(bytes)) => {
+          let mut events = Vec::new();
+          self
+            .decoder
+            .feed(&bytes, &mut events)
+            .map_err(|e| ChatError::plain(e.to_string()))?;
+          let mut out = Vec::new();
+          for ev in &events {
+            parser.on_event(ev, &mut out);
+          }
+          self.queue.extend(out);
+        }
+        Some(Err(e)) => {
+          return Err(ChatError::plain(if e.is_decode() || e.is_body() {
+            "terminated".to_string()
+          } else {
+            transport_message(&e)
+          }))
+        }
+        None => {
+          self.ended = true;
+          self.decoder.finish();
+          let mut out = Vec::new();
+          parser.on_end(&mut out);
+          self.queue.extend(out);
+        }
+      }
+    }
+  }
+}
+
+/// Wait for the next semantic event with the idle watchdog of §6.1: one pending read; a stall
+/// warning after `warning` ms (detected, then recovered on the same read), the idle error at
+/// `idle` ms.
+async fn next_with_watchdog(
+  source: &mut EventSource,
+  parser: &mut (dyn StreamParser + Send),
+  idle: u64,
+  warning: Option<u64>,
+  stall_count: &mut u32,
+  output_started: bool,
+  out: &Out<'_>,
+) -> Result<Option<StreamEvent>, ChatError> {
+  let started = Instant::now();
+  let next = source.next_event(parser);
+  tokio::pin!(next);
+  let mut stall: Option<Map<String, Value>> = None;
+  loop {
+    let limit = if stall.is_some() { idle } else { warning.unwrap_or(idle) };
+    let remaining = Duration::from_millis(limit).saturating_sub(started.elapsed());
+    tokio::select! {
+      r = &mut next => {
+        if let Some(mut s) = stall {
+          let waited = started.elapsed().as_millis() as u64;
+          let detected = s.get("durationMs").and_then(Value::as_u64).unwrap_or(0);
+          s.insert("phase".into(), json!("recovered"));
+          s.insert("durationMs".into(), json!(detected.max(waited)));
+          out.send(json!({ "providerStall": s })).await?;
+        }
+        return r;
+      }
+      _ = tokio::time::sleep(remaining) => {
+        if let (None, Some(w)) = (&stall, warning) {
+          *stall_count += 1;
+          let mut s = Map::new();
+          s.insert("phase".into(), json!("detected"));
+          s.insert("stallCount".into(), json!(*stall_count));
+          s.insert("durationMs".into(), json!(w));
+          s.insert("warningAfterMs".into(), json!(w));
+          s.insert("timeoutMs".into(), json!(idle));
+          s.insert("outputStarted".into(), json!(output_started));
+          out.send(json!({ "providerStall": s.clone() })).await?;
+          stall = Some(s);
+          continue;
+        }
+        return Err(ChatError::idle_timeout(idle));
+      }
+      _ = out.cancel.cancelled() => return Err(ChatError::abort()),
+    }
+  }
+}
+
+fn valid_recovery_budget(budget: f64) -> bool {
+  budget == 0.0 || (budget.fract() == 0.0 && (MIN_RECOVERY_BUDGET_MS..=MAX_RECOVERY_BUDGET_MS).contains(&budget))
+}
+
+/// Download the http(s) images of the context with the caller's cancellation.
+async fn fetch_images(
+  client: &reqwest::Client,
+  urls: Vec<String>,
+  cancel: &CancellationToken,
+) -> Result<HashMap<String, super::context::FetchedImage>, ChatError> {
+  use base64::Engine;
+  let mut out = HashMap::new();
+  for url in urls {
+    let fetched = async {
+      let response = client.get(&url).send().await.map_err(|e| transport_message(&e))?;
+      let status = response.status();
+      if !status.is_success() {
+        return Err(format!("Failed to load image {url}: HTTP {}", status.as_u16()));
+      }
+      let mime = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or("").to_string())
+        .unwrap_or_else(|| "image/png".into());
+      let bytes = response.bytes().await.map_err(|e| transport_message(&e))?;
+      Ok((mime, base64::engine::general_purpose::STANDARD.encode(&bytes)))
+    };
+    let r = tokio::select! {
+      r = fetched => r,
+      _ = cancel.cancelled() => return Err(ChatError::abort()),
+    };
+    if let Err(e) = &r {
+      return Err(ChatError::plain(e.clone()));
+    }
+    out.insert(url, r);
+  }
+  Ok(out)
+}
+
+/// Run one `streamChat` call to completion, sending chunks and then (on failure) the error.
+pub async fn run_chat(client: reqwest::Client, req: ChatRequest, tx: mpsc::Sender<Item>, cancel: CancellationToken) {
+  let result = stream_chat(&client, &req, &tx, &cancel).await;
+  if let Err(mut e) = result {
+    if cancel.is_cancelled() && !e.is_abort() {
+      e = ChatError::abort();
+    }
+    let _ = tx.send(Item::Error(e)).await;
+  }
+}
+
+async fn stream_chat(
+  client: &reqwest::Client,
+  req: &ChatRequest,
+  tx: &mpsc::Sender<Item>,
+  cancel: &CancellationToken,
+) -> Result<(), ChatError> {
+  let required = req
+    .options
+    .get("toolChoice")
+    .and_then(|c| c.get("toolName"))
+    .and_then(Value::as_str)
+    .map(String::from);
+  check_required_tool(&req.tools, required.as_deref()).map_err(ChatError::plain)?;
+  let resolver = Resolver {
+    custom: &req.models,
+    catalog: Catalog::embedded(),
+  };
+  let model = resolve_model(&resolver, &req.config).map_err(ChatError::plain)?;
+  let filtered = filter_orphan_tool_messages(&req.messages);
+  check_images(&filtered, &model).map_err(ChatError::plain)?;
+  let disable_thinking = thinking_forced_off(&filtered, required.as_deref());
+  let images = fetch_images(client, remote_image_urls(&filtered, &model), cancel).await?;
+  let context = build_context(&filtered, &model, &req.tools, required.as_deref(), &images, &mut |_| {})
+    .map_err(ChatError::plain)?;
+
+  let recovery = match req.options.get("providerRecovery") {
+    Some(r) if r.is_object() => {
+      let budget = num_field(r, "budgetMs").unwrap_or(f64::NAN);
+      if !valid_recovery_budget(budget) {
+        return Err(ChatError::plain("Invalid bounded foreground Provider recovery budget"));
+      }
+      if str_field(r, "mode") == Some("bounded_foreground") && budget > 0.0 {
+        Some(Recovery {
+          budget_ms: budget as u64,
+          started: None,
+        })
+      } else {
+        None
+      }
+    }
+    _ => None,
+  };
+  let configured_retries = num_field(&req.config, "maxRetries").map(|n| n.max(0.0) as u32);
+  let standard_max = configured_retries.unwrap_or(2);
+  let bounded = recovery.is_some();
+  let max_retries = configured_retries.unwrap_or(if bounded { DEFAULT_FOREGROUND_MAX_RETRIES } else { 2 });
+  let fallbacks: Vec<Value> = req
+    .config
+    .get("fallbackModels")
+    .and_then(Value::as_array)
+    .cloned()
+    .unwrap_or_default();
+  let mut run = Run {
+    client,
+    out: Out { tx, cancel },
+    options: &req.options,
+    context,
+    disable_thinking,
+    recovery,
+    mode: if bounded {
+      RetryMode::BoundedForeground
+    } else {
+      RetryMode::Standard
+    },
+    max_retries,
+    shared_attempt_limit: bounded && configured_retries.is_none(),
+    logical_attempts: 0,
+    response: None,
+  };
+  let fallbackable = |run: &Run, e: &ChatError| {
+    e.is_idle_timeout() || classify_provider_retry(&e.info(), run.response.as_ref()).retryable
+  };
+  let primary_limit = if bounded && !fallbacks.is_empty() {
+    standard_max.min(max_retries)
+  } else {
+    max_retries
+  };
+  let mut emitted = false;
+  let mut last_error = match run
+    .stream_with_retries(&model, &req.config, primary_limit, fallbacks.is_empty(), &mut emitted)
+    .await
+  {
+    Ok(()) => return Ok(()),
+    Err(e) => {
+      if emitted || e.is_abort() || !fallbackable(&run, &e) {
+        return Err(e);
+      }
+      e
+    }
+  };
+  for (index, fallback) in fallbacks.iter().enumerate() {
+    if !run.has_capacity() {
+      break;
+    }
+    run.out.send(json!({ "modelFallback": true })).await?;
+    let mut emitted = false;
+    let config = fallback_config(&req.config, fallback);
+    let terminal = index == fallbacks.len() - 1;
+    let limit = if bounded && !terminal {
+      standard_max.min(max_retries)
+    } else {
+      max_retries
+    };
+    let result = match resolve_model(&resolver, &config) {
+      Ok(fallback_model) => {
+        run
+          .stream_with_retries(&fallback_model, &config, limit, terminal, &mut emitted)
+          .await
+      }
+      Err(message) => Err(ChatError::plain(message)),
+    };
+    match result {
+      Ok(()) => return Ok(()),
+      Err(e) => {
+        if emitted || e.is_abort() || !fallbackable(&run, &e) {
+          return Err(e);
+        }
+        last_error = e;
+      }
+    }
+  }
+  Err(last_error)
+}

@@ -1,0 +1,1056 @@
+//! Shared helpers for the wire adapters.
+//!
+//! * The cross-model history transform every adapter applies before serialising (spec §2.7,
+//!   pi-ai's `transformMessages`): image placeholders for text-only models, error/aborted turns
+//!   dropped, synthetic results for unanswered calls, thinking-block rules, tool-call id
+//!   normalisation with results following the renamed ids.
+//! * pi-ai's output-budget clamp (`clampMaxTokensToContext`, applied by every `streamSimple`).
+//! * Lone-surrogate removal (`sanitizeSurrogates`) over the crate's stand-in representation.
+//! * JavaScript-faithful JSON: `JSON.parse`, `JSON.stringify` and pi-ai's tolerant streaming
+//!   parser for tool arguments (`parseStreamingJson`: repair + the `partial-json` package).
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Number, Value};
+
+use crate::chat::catalog::Model;
+use crate::chat::types::{AssistantBlock, Context, CtxMessage, ToolDef, UserBlock, UserContent};
+use crate::repair::jsnum::number_to_string;
+use crate::repair::text::{is_js_whitespace, js_trim, lone_surrogate_char, stand_in_surrogate, utf16_len};
+
+// ---------------------------------------------------------------------------------------------
+// Cross-model transform (§2.7)
+
+/// Placeholder for a run of user images sent to a text-only model.
+pub const USER_IMAGE_PLACEHOLDER: &str = "(image omitted: model does not support images)";
+/// Placeholder for a run of tool-result images sent to a text-only model.
+pub const TOOL_IMAGE_PLACEHOLDER: &str = "(tool image omitted: model does not support images)";
+/// Text of the synthetic result inserted for a tool call nobody answered.
+pub const NO_RESULT_TEXT: &str = "No result provided";
+
+/// The assistant turn a tool call comes from (pi-ai passes it to id normalisers; the Responses
+/// adapter needs it to tell foreign calls apart).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolCallSource<'a> {
+  pub provider: &'a str,
+  pub api: &'a str,
+  pub model: &'a str,
+}
+
+/// pi-ai's `transformMessages` with an id normaliser that only looks at the id.
+///
+/// The normaliser runs only for tool calls of turns stamped with a *different* model
+/// (provider + api + id); Blade stamps history with the current model, so for a primary attempt
+/// ids pass through unchanged and only fallback attempts rename them.
+pub fn transform_messages(
+  messages: &[CtxMessage],
+  model: &Model,
+  normalize_tool_call_id: &dyn Fn(&str) -> String,
+) -> Vec<CtxMessage> {
+  transform_messages_with_source(messages, model, &|id, _| normalize_tool_call_id(id))
+}
+
+/// [`transform_messages`] with a normaliser that also sees the turn the call comes from.
+pub fn transform_messages_with_source(
+  messages: &[CtxMessage],
+  model: &Model,
+  normalize_tool_call_id: &dyn Fn(&str, &ToolCallSource) -> String,
+) -> Vec<CtxMessage> {
+  let text_only = !model.supports_images();
+  // Original id -> renamed id, filled while walking the history in order.
+  let mut renamed: HashMap<String, String> = HashMap::new();
+  let mut first_pass = Vec::with_capacity(messages.len());
+  for message in messages {
+    let out = match message {
+      CtxMessage::User(UserContent::Blocks(blocks)) if text_only => {
+        CtxMessage::User(UserContent::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER)))
+      }
+      CtxMessage::User(_) => message.clone(),
+      CtxMessage::ToolResult {
+        tool_call_id,
+        tool_name,
+        content,
+        is_error,
+      } => {
+        let content = if text_only {
+          replace_images(content, TOOL_IMAGE_PLACEHOLDER)
+        } else {
+          content.clone()
+        };
+        let id = match renamed.get(tool_call_id) {
+          Some(new_id) if !new_id.is_empty() && new_id != tool_call_id => new_id.clone(),
+          _ => tool_call_id.clone(),
+        };
+        CtxMessage::ToolResult {
+          tool_call_id: id,
+          tool_name: tool_name.clone(),
+          content,
+          is_error: *is_error,
+        }
+      }
+      CtxMessage::Assistant {
+        blocks,
+        api,
+        provider,
+        model: source_model,
+        stop_reason,
+      } => {
+        let same_model = *provider == model.provider && *api == model.api && *source_model == model.id;
+        let source = ToolCallSource {
+          provider,
+          api,
+          model: source_model,
+        };
+        let mut out_blocks = Vec::with_capacity(blocks.len());
+        for block in blocks {
+          match block {
+            AssistantBlock::Thinking { text, signature } => {
+              let signed = signature.as_deref().is_some_and(|s| !s.is_empty());
+              if same_model && signed {
+                out_blocks.push(block.clone());
+              } else if js_trim(text).is_empty() {
+                // blank reasoning is never replayed
+              } else if same_model {
+                out_blocks.push(block.clone());
+              } else {
+                out_blocks.push(AssistantBlock::Text {
+                  text: text.clone(),
+                  signature: None,
+                });
+              }
+            }
+            AssistantBlock::Text { text, .. } => {
+              if same_model {
+                out_blocks.push(block.clone());
+              } else {
+                out_blocks.push(AssistantBlock::Text {
+                  text: text.clone(),
+                  signature: None,
+                });
+              }
+            }
+            AssistantBlock::ToolCall { id, name, arguments } => {
+              let mut new_id = id.clone();
+              if !same_model {
+                let normalized = normalize_tool_call_id(id, &source);
+                if normalized != *id {
+                  renamed.insert(id.clone(), normalized.clone());
+                  new_id = normalized;
+                }
+              }
+              out_blocks.push(AssistantBlock::ToolCall {
+                id: new_id,
+                name: name.clone(),
+                arguments: arguments.clone(),
+              });
+            }
+          }
+        }
+        CtxMessage::Assistant {
+          blocks: out_blocks,
+          api: api.clone(),
+          provider: provider.clone(),
+          model: source_model.clone(),
+          stop_reason: stop_reason.clone(),
+        }
+      }
+    };
+    first_pass.push(out);
+  }
+
+  // Second pass: drop failed turns and answer calls that never got a result.
+  let mut result = Vec::with_capacity(first_pass.len());
+  let mut pending: Vec<(String, String)> = Vec::new();
+  let mut answered: HashSet<String> = HashSet::new();
+  fn flush(result: &mut Vec<CtxMessage>, pending: &mut Vec<(String, String)>, answered: &mut HashSet<String>) {
+    if pending.is_empty() {
+      return;
+    }
+    for (id, name) in pending.drain(..) {
+      if !answered.contains(&id) {
+        result.push(CtxMessage::ToolResult {
+          tool_call_id: id,
+          tool_name: name,
+          content: vec![UserBlock::Text(NO_RESULT_TEXT.into())],
+          is_error: true,
+        });
+      }
+    }
+    answered.clear();
+  }
+  for message in first_pass {
+    match &message {
+      CtxMessage::Assistant {
+        blocks, stop_reason, ..
+      } => {
+        flush(&mut result, &mut pending, &mut answered);
+        if stop_reason == "error" || stop_reason == "aborted" {
+          continue;
+        }
+        let calls: Vec<(String, String)> = blocks
+          .iter()
+          .filter_map(|b| match b {
+            AssistantBlock::ToolCall { id, name, .. } => Some((id.clone(), name.clone())),
+            _ => None,
+          })
+          .collect();
+        if !calls.is_empty() {
+          pending = calls;
+          answered.clear();
+        }
+        result.push(message);
+      }
+      CtxMessage::ToolResult { tool_call_id, .. } => {
+        answered.insert(tool_call_id.clone());
+        result.push(message);
+      }
+      CtxMessage::User(_) => {
+        flush(&mut result, &mut pending, &mut answered);
+        result.push(message);
+      }
+    }
+  }
+  flush(&mut result, &mut pending, &mut answered);
+  result
+}
+
+/// One placeholder per run of images; a text block equal to the placeholder also counts as one.
+fn replace_images(blocks: &[UserBlock], placeholder: &str) -> Vec<UserBlock> {
+  let mut out = Vec::with_capacity(blocks.len());
+  let mut previous_was_placeholder = false;
+  for block in blocks {
+    match block {
+      UserBlock::Image { .. } => {
+        if !previous_was_placeholder {
+          out.push(UserBlock::Text(placeholder.to_string()));
+        }
+        previous_was_placeholder = true;
+      }
+      UserBlock::Text(text) => {
+        previous_was_placeholder = text == placeholder;
+        out.push(block.clone());
+      }
+    }
+  }
+  out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output budget (pi-ai `buildBaseOptions` → `clampMaxTokensToContext`)
+
+const CONTEXT_SAFETY_TOKENS: i64 = 4096;
+const CHARS_PER_TOKEN: usize = 4;
+const ESTIMATED_IMAGE_CHARS: usize = 4800;
+
+/// The `maxTokens` every pi-ai `streamSimple` sends: the requested value (default: the model's
+/// `maxTokens`), capped so that the estimated prompt plus 4096 safety tokens fits the context
+/// window, never below 1.
+pub fn resolve_max_tokens(model: &Model, context: &Context, requested: Option<u64>) -> u64 {
+  let max_tokens = requested.unwrap_or(model.max_tokens);
+  if model.context_window == 0 {
+    return max_tokens.max(1);
+  }
+  let available = model.context_window as i64 - estimate_context_tokens(context) as i64 - CONTEXT_SAFETY_TOKENS;
+  max_tokens.min(available.max(1) as u64)
+}
+
+/// pi-ai's rough prompt estimate (4 UTF-16 units per token, 4800 characters per image; Blade's
+/// history carries no usage, so the estimate is always the character count).
+pub fn estimate_context_tokens(context: &Context) -> u64 {
+  let messages: usize = context.messages.iter().map(estimate_message_tokens).sum();
+  let system = context
+    .system_prompt
+    .as_deref()
+    .map_or(0, |s| utf16_len(s).div_ceil(CHARS_PER_TOKEN));
+  let tools = match &context.tools {
+    Some(tools) if !tools.is_empty() => utf16_len(&js_stringify(&tools_as_json(tools))).div_ceil(CHARS_PER_TOKEN),
+    _ => 0,
+  };
+  (messages + system + tools) as u64
+}
+
+fn estimate_message_tokens(message: &CtxMessage) -> usize {
+  let blocks_chars = |blocks: &[UserBlock]| -> usize {
+    blocks
+      .iter()
+      .map(|b| match b {
+        UserBlock::Text(t) => utf16_len(t),
+        UserBlock::Image { .. } => ESTIMATED_IMAGE_CHARS,
+      })
+      .sum()
+  };
+  let chars = match message {
+    CtxMessage::User(UserContent::Text(t)) => utf16_len(t),
+    CtxMessage::User(UserContent::Blocks(blocks)) => blocks_chars(blocks),
+    CtxMessage::ToolResult { content, .. } => blocks_chars(content),
+    CtxMessage::Assistant { blocks, .. } => blocks
+      .iter()
+      .map(|b| match b {
+        AssistantBlock::Text { text, .. } | AssistantBlock::Thinking { text, .. } => utf16_len(text),
+        AssistantBlock::ToolCall { name, arguments, .. } => {
+          utf16_len(name) + utf16_len(&js_stringify(&Value::Object(arguments.clone())))
+        }
+      })
+      .sum(),
+  };
+  chars.div_ceil(CHARS_PER_TOKEN)
+}
+
+/// The tools the way pi-ai holds them (`{name, description, parameters, constrainedSampling?}`).
+fn tools_as_json(tools: &[ToolDef]) -> Value {
+  Value::Array(
+    tools
+      .iter()
+      .map(|t| {
+        let mut o = Map::new();
+        o.insert("name".into(), Value::String(t.name.clone()));
+        o.insert("description".into(), Value::String(t.description.clone()));
+        o.insert("parameters".into(), t.parameters.clone());
+        if let Some(cs) = &t.constrained_sampling {
+          o.insert("constrainedSampling".into(), cs.clone());
+        }
+        Value::Object(o)
+      })
+      .collect(),
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lone surrogates
+
+/// pi-ai's `sanitizeSurrogates`: drops lone UTF-16 surrogates (held as the crate's private-use
+/// stand-ins, see `repair::text`); paired surrogates are ordinary chars and stay.
+pub fn sanitize_surrogates(text: &str) -> String {
+  if text.is_ascii() || !text.chars().any(|c| stand_in_surrogate(c).is_some()) {
+    return text.to_string();
+  }
+  text.chars().filter(|c| stand_in_surrogate(*c).is_none()).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// JavaScript JSON
+
+/// A JS number as a JSON value: integral values inside the safe range become integers (so that
+/// `0` stays `0`, not `0.0`), non-finite values become `null` (what `JSON.stringify` writes).
+pub fn js_number(n: f64) -> Value {
+  if !n.is_finite() {
+    return Value::Null;
+  }
+  if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+    return Value::Number(Number::from(n as i64));
+  }
+  Number::from_f64(n).map_or(Value::Null, Value::Number)
+}
+
+/// `JSON.stringify(value)` (compact): JS number formatting, JS property order (array-index keys
+/// first, ascending), lone-surrogate stand-ins written as `\udxxx` escapes.
+pub fn js_stringify(value: &Value) -> String {
+  let mut out = String::new();
+  write_js(&mut out, value);
+  out
+}
+
+fn write_js(out: &mut String, value: &Value) {
+  match value {
+    Value::Null => out.push_str("null"),
+    Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+    Value::Number(n) => {
+      let f = n.as_f64().unwrap_or(0.0);
+      if f.is_finite() {
+        out.push_str(&number_to_string(f));
+      } else {
+        out.push_str("null");
+      }
+    }
+    Value::String(s) => write_js_string(out, s),
+    Value::Array(items) => {
+      out.push('[');
+      for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+          out.push(',');
+        }
+        write_js(out, item);
+      }
+      out.push(']');
+    }
+    Value::Object(map) => {
+      out.push('{');
+      for (i, (k, v)) in js_key_order(map).into_iter().enumerate() {
+        if i > 0 {
+          out.push(',');
+        }
+        write_js_string(out, k);
+        out.push(':');
+        write_js(out, v);
+      }
+      out.push('}');
+    }
+  }
+}
+
+/// A JSON string literal as `JSON.stringify` writes it.
+pub fn write_js_string(out: &mut String, s: &str) {
+  out.push('"');
+  for c in s.chars() {
+    match c {
+      '"' => out.push_str("\\\""),
+      '\\' => out.push_str("\\\\"),
+      '\n' => out.push_str("\\n"),
+      '\r' => out.push_str("\\r"),
+      '\t' => out.push_str("\\t"),
+      '\u{8}' => out.push_str("\\b"),
+      '\u{c}' => out.push_str("\\f"),
+      c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+      c => match stand_in_surrogate(c) {
+        Some(unit) => out.push_str(&format!("\\u{unit:04x}")),
+        None => out.push(c),
+      },
+    }
+  }
+  out.push('"');
+}
+
+/// A canonical array index (`"0"`, `"42"`, below 2^32 − 1): JS lists such keys first.
+fn array_index(key: &str) -> Option<u32> {
+  let b = key.as_bytes();
+  if b.is_empty() || b.len() > 10 || (b.len() > 1 && b[0] == b'0') || !b.iter().all(u8::is_ascii_digit) {
+    return None;
+  }
+  key
+    .parse::<u64>()
+    .ok()
+    .filter(|n| *n < u32::MAX as u64)
+    .map(|n| n as u32)
+}
+
+fn js_key_order(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
+  let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+  if entries.iter().any(|(k, _)| array_index(k).is_some()) {
+    // Stable: index keys ascending ahead of the others, which keep insertion order.
+    entries.sort_by_key(|(k, _)| match array_index(k) {
+      Some(i) => (0u8, i),
+      None => (1u8, 0),
+    });
+  }
+  entries
+}
+
+/// Rebuilds an object (recursively) in JS property order.
+pub fn js_ordered(value: Value) -> Value {
+  match value {
+    Value::Object(map) => {
+      let needs = map.keys().any(|k| array_index(k).is_some());
+      let mut entries: Vec<(String, Value)> = map.into_iter().map(|(k, v)| (k, js_ordered(v))).collect();
+      if needs {
+        entries.sort_by_key(|(k, _)| match array_index(k) {
+          Some(i) => (0u8, i),
+          None => (1u8, 0),
+        });
+      }
+      Value::Object(entries.into_iter().collect())
+    }
+    Value::Array(items) => Value::Array(items.into_iter().map(js_ordered).collect()),
+    other => other,
+  }
+}
+
+/// A JSON value as JS holds it while parsing: numbers may be non-finite (the partial parser
+/// accepts `NaN` / `Infinity`), objects keep JS assignment semantics.
+#[derive(Clone, Debug)]
+enum JsVal {
+  Null,
+  Bool(bool),
+  Num(f64),
+  Str(String),
+  Arr(Vec<JsVal>),
+  Obj(Vec<(String, JsVal)>),
+}
+
+impl JsVal {
+  fn set(entries: &mut Vec<(String, JsVal)>, key: String, value: JsVal) {
+    match entries.iter_mut().find(|(k, _)| *k == key) {
+      Some(slot) => slot.1 = value,
+      None => entries.push((key, value)),
+    }
+  }
+
+  fn into_value(self) -> Value {
+    match self {
+      JsVal::Null => Value::Null,
+      JsVal::Bool(b) => Value::Bool(b),
+      JsVal::Num(n) => js_number(n),
+      JsVal::Str(s) => Value::String(s),
+      JsVal::Arr(items) => Value::Array(items.into_iter().map(JsVal::into_value).collect()),
+      JsVal::Obj(entries) => js_ordered(Value::Object(
+        entries.into_iter().map(|(k, v)| (k, v.into_value())).collect(),
+      )),
+    }
+  }
+}
+
+/// Why `JSON.parse` failed (the text is ours; V8's wording is not reproduced).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JsonSyntaxError(pub String);
+
+/// `JSON.parse(text)`: strict JSON (JSON whitespace only), `\ud800`-style lone surrogates kept
+/// as stand-ins, numbers as doubles, later duplicate keys overwrite in place.
+pub fn js_json_parse(text: &str) -> Result<Value, JsonSyntaxError> {
+  let chars: Vec<char> = text.chars().collect();
+  strict_parse(&chars).map(JsVal::into_value)
+}
+
+fn strict_parse(chars: &[char]) -> Result<JsVal, JsonSyntaxError> {
+  let mut p = Strict {
+    s: chars,
+    i: 0,
+    depth: 0,
+  };
+  p.ws();
+  let v = p.value()?;
+  p.ws();
+  if p.i != chars.len() {
+    return Err(p.err("Unexpected non-whitespace character after JSON"));
+  }
+  Ok(v)
+}
+
+struct Strict<'a> {
+  s: &'a [char],
+  i: usize,
+  depth: usize,
+}
+
+impl Strict<'_> {
+  fn err(&self, what: &str) -> JsonSyntaxError {
+    if self.i >= self.s.len() {
+      JsonSyntaxError("Unexpected end of JSON input".into())
+    } else {
+      JsonSyntaxError(format!("{what} in JSON at position {}", self.i))
+    }
+  }
+
+  fn ws(&mut self) {
+    while self.i < self.s.len() && matches!(self.s[self.i], ' ' | '\t' | '\n' | '\r') {
+      self.i += 1;
+    }
+  }
+
+  fn peek(&self) -> Option<char> {
+    self.s.get(self.i).copied()
+  }
+
+  fn literal(&mut self, word: &str, v: JsVal) -> Result<JsVal, JsonSyntaxError> {
+    for expected in word.chars() {
+      if self.peek() != Some(expected) {
+        return Err(self.err("Unexpected token"));
+      }
+      self.i += 1;
+    }
+    Ok(v)
+  }
+
+  fn value(&mut self) -> Result<JsVal, JsonSyntaxError> {
+    match self.peek() {
+      None => Err(self.err("")),
+      Some('{') => {
+        self.enter()?;
+        self.i += 1;
+        let mut entries = Vec::new();
+        self.ws();
+        if self.peek() == Some('}') {
+          self.i += 1;
+          self.depth -= 1;
+          return Ok(JsVal::Obj(entries));
+        }
+        loop {
+          self.ws();
+          if self.peek() != Some('"') {
+            return Err(self.err("Expected property name"));
+          }
+          let key = self.string()?;
+          self.ws();
+          if self.peek() != Some(':') {
+            return Err(self.err("Expected ':' after property name"));
+          }
+          self.i += 1;
+          self.ws();
+          let v = self.value()?;
+          JsVal::set(&mut entries, key, v);
+          self.ws();
+          match self.peek() {
+            Some(',') => self.i += 1,
+            Some('}') => {
+              self.i += 1;
+              self.depth -= 1;
+              return Ok(JsVal::Obj(entries));
+            }
+            _ => return Err(self.err("Expected ',' or '}' after property value")),
+          }
+        }
+      }
+      Some('[') => {
+        self.enter()?;
+        self.i += 1;
+        let mut items = Vec::new();
+        self.ws();
+        if self.peek() == Some(']') {
+          self.i += 1;
+          self.depth -= 1;
+          return Ok(JsVal::Arr(items));
+        }
+        loop {
+          self.ws();
+          items.push(self.value()?);
+          self.ws();
+          match self.peek() {
+            Some(',') => self.i += 1,
+            Some(']') => {
+              self.i += 1;
+              self.depth -= 1;
+              return Ok(JsVal::Arr(items));
+            }
+            _ => return Err(self.err("Expected ',' or ']' after array element")),
+          }
+        }
+      }
+      Some('"') => self.string().map(JsVal::Str),
+      Some('t') => self.literal("true", JsVal::Bool(true)),
+      Some('f') => self.literal("false", JsVal::Bool(false)),
+      Some('n') => self.literal("null", JsVal::Null),
+      Some(c) if c == '-' || c.is_ascii_digit() => self.number(),
+      Some(_) => Err(self.err("Unexpected token")),
+    }
+  }
+
+  /// Nesting guard: far deeper than any real payload, shallow enough for the native stack.
+  fn enter(&mut self) -> Result<(), JsonSyntaxError> {
+    self.depth += 1;
+    if self.depth > 2000 {
+      return Err(JsonSyntaxError("Maximum nesting depth exceeded".into()));
+    }
+    Ok(())
+  }
+
+  fn number(&mut self) -> Result<JsVal, JsonSyntaxError> {
+    let start = self.i;
+    if self.peek() == Some('-') {
+      self.i += 1;
+    }
+    match self.peek() {
+      Some('0') => self.i += 1,
+      Some(c) if c.is_ascii_digit() => {
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+          self.i += 1;
+        }
+      }
+      _ => return Err(self.err("No number after minus sign")),
+    }
+    if self.peek() == Some('.') {
+      self.i += 1;
+      if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
+        return Err(self.err("Unterminated fractional number"));
+      }
+      while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+        self.i += 1;
+      }
+    }
+    if matches!(self.peek(), Some('e' | 'E')) {
+      self.i += 1;
+      if matches!(self.peek(), Some('+' | '-')) {
+        self.i += 1;
+      }
+      if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
+        return Err(self.err("Exponent part is missing a number"));
+      }
+      while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+        self.i += 1;
+      }
+    }
+    let text: String = self.s[start..self.i].iter().collect();
+    Ok(JsVal::Num(text.parse::<f64>().unwrap_or(f64::NAN)))
+  }
+
+  /// A string literal starting at the opening quote.
+  fn string(&mut self) -> Result<String, JsonSyntaxError> {
+    self.i += 1;
+    let mut units: Vec<u16> = Vec::new();
+    loop {
+      let Some(c) = self.peek() else {
+        return Err(JsonSyntaxError("Unterminated string in JSON".into()));
+      };
+      self.i += 1;
+      match c {
+        '"' => break,
+        '\\' => {
+          let Some(e) = self.peek() else {
+            return Err(JsonSyntaxError("Unterminated string in JSON".into()));
+          };
+          self.i += 1;
+          let unit = match e {
+            '"' => '"' as u16,
+            '\\' => '\\' as u16,
+            '/' => '/' as u16,
+            'b' => 8,
+            'f' => 12,
+            'n' => 10,
+            'r' => 13,
+            't' => 9,
+            'u' => {
+              let hex: String = self
+                .s
+                .get(self.i..self.i + 4)
+                .map(|h| h.iter().collect())
+                .unwrap_or_default();
+              if hex.len() != 4 || !hex.chars().all(|h| h.is_ascii_hexdigit()) {
+                return Err(self.err("Bad Unicode escape"));
+              }
+              self.i += 4;
+              u16::from_str_radix(&hex, 16).unwrap_or(0xFFFD)
+            }
+            _ => {
+              self.i -= 1;
+              return Err(self.err("Bad escaped character"));
+            }
+          };
+          units.push(unit);
+        }
+        c if (c as u32) < 0x20 => {
+          self.i -= 1;
+          return Err(self.err("Bad control character in string literal"));
+        }
+        c => match stand_in_surrogate(c) {
+          Some(unit) => units.push(unit),
+          None => {
+            let mut buf = [0u16; 2];
+            units.extend_from_slice(c.encode_utf16(&mut buf));
+          }
+        },
+      }
+    }
+    Ok(
+      char::decode_utf16(units.iter().copied())
+        .map(|r| r.unwrap_or_else(|e| lone_surrogate_char(e.unpaired_surrogate())))
+        .collect(),
+    )
+  }
+}
+
+/// pi-ai's `parseStreamingJson` for tool-call arguments: `{}` for blank input; else `JSON.parse`,
+/// then `JSON.parse` of the repaired text (raw control characters escaped, invalid escapes
+/// doubled), then the `partial-json` parser on the text and on the repaired text, then `{}`.
+///
+/// pi-ai keeps whatever value comes out; a tool call's arguments are an object here, so a
+/// non-object result (array, number, `null`…) reads as `{}`.
+pub fn parse_streaming_json(partial: &str) -> Map<String, Value> {
+  match parse_streaming_json_value(partial) {
+    Value::Object(map) => map,
+    _ => Map::new(),
+  }
+}
+
+/// [`parse_streaming_json`] without the object restriction.
+pub fn parse_streaming_json_value(partial: &str) -> Value {
+  if js_trim(partial).is_empty() {
+    return Value::Object(Map::new());
+  }
+  let chars: Vec<char> = partial.chars().collect();
+  if let Ok(v) = strict_parse(&chars) {
+    return v.into_value();
+  }
+  let repaired = repair_json(&chars);
+  if repaired != chars {
+    if let Ok(v) = strict_parse(&repaired) {
+      return v.into_value();
+    }
+  }
+  for attempt in [&chars, &repaired] {
+    match partial_parse(attempt) {
+      Ok(JsVal::Null) => return Value::Object(Map::new()),
+      Ok(v) => return v.into_value(),
+      Err(()) => continue,
+    }
+  }
+  Value::Object(Map::new())
+}
+
+/// pi-ai's `repairJson`: inside string literals, raw control characters become escapes and a
+/// backslash that does not start a valid escape is doubled.
+fn repair_json(chars: &[char]) -> Vec<char> {
+  let mut out = Vec::with_capacity(chars.len() + 8);
+  let mut in_string = false;
+  let mut i = 0;
+  while i < chars.len() {
+    let c = chars[i];
+    if !in_string {
+      out.push(c);
+      if c == '"' {
+        in_string = true;
+      }
+      i += 1;
+      continue;
+    }
+    if c == '"' {
+      out.push(c);
+      in_string = false;
+      i += 1;
+      continue;
+    }
+    if c == '\\' {
+      match chars.get(i + 1) {
+        None => {
+          out.extend(['\\', '\\']);
+          i += 1;
+          continue;
+        }
+        Some('u') => {
+          let digits = chars.get(i + 2..i + 6);
+          if digits.is_some_and(|d| d.iter().all(|h| h.is_ascii_hexdigit())) {
+            out.extend_from_slice(&chars[i..i + 6]);
+            i += 6;
+            continue;
+          }
+        }
+        _ => {}
+      }
+      let next = chars[i + 1];
+      if matches!(next, '"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' | 'u') {
+        out.extend(['\\', next]);
+        i += 2;
+        continue;
+      }
+      out.extend(['\\', '\\']);
+      i += 1;
+      continue;
+    }
+    if (c as u32) <= 0x1f {
+      let esc = match c {
+        '\u{8}' => "\\b".to_string(),
+        '\u{c}' => "\\f".to_string(),
+        '\n' => "\\n".to_string(),
+        '\r' => "\\r".to_string(),
+        '\t' => "\\t".to_string(),
+        _ => format!("\\u{:04x}", c as u32),
+      };
+      out.extend(esc.chars());
+    } else {
+      out.push(c);
+    }
+    i += 1;
+  }
+  out
+}
+
+/// `partial-json` 0.1.7 `parse(text, Allow.ALL)`: completes truncated strings, numbers,
+/// literals, objects and arrays; anything it cannot make sense of inside a container ends that
+/// container. `Err` when the top level itself is unusable.
+fn partial_parse(chars: &[char]) -> Result<JsVal, ()> {
+  let start = chars.iter().position(|c| !is_js_whitespace(*c)).unwrap_or(chars.len());
+  let end = chars
+    .iter()
+    .rposition(|c| !is_js_whitespace(*c))
+    .map_or(start, |e| e + 1);
+  if start >= end {
+    return Err(());
+  }
+  let mut p = Partial {
+    s: &chars[start..end],
+    i: 0,
+    depth: 0,
+  };
+  p.any()
+}
+
+struct Partial<'a> {
+  s: &'a [char],
+  i: usize,
+  depth: usize,
+}
+
+/// JS `substring(a, b)`: clamped to the string, arguments swapped when reversed.
+fn js_substring(s: &[char], a: isize, b: isize) -> &[char] {
+  let len = s.len() as isize;
+  let a = a.clamp(0, len) as usize;
+  let b = b.clamp(0, len) as usize;
+  if a <= b {
+    &s[a..b]
+  } else {
+    &s[b..a]
+  }
+}
+
+fn last_index_of(s: &[char], c: char) -> isize {
+  s.iter().rposition(|x| *x == c).map_or(-1, |i| i as isize)
+}
+
+impl Partial<'_> {
+  fn at(&self, i: usize) -> Option<char> {
+    self.s.get(i).copied()
+  }
+
+  fn skip_blank(&mut self) {
+    while self.i < self.s.len() && matches!(self.s[self.i], ' ' | '\n' | '\r' | '\t') {
+      self.i += 1;
+    }
+  }
+
+  /// `substring(i, i + n) === word`, or (partial) the rest is a non-empty prefix of `word`.
+  fn literal(&self, word: &str, min_rest: usize) -> bool {
+    let w: Vec<char> = word.chars().collect();
+    let rest = &self.s[self.i..];
+    if rest.len() >= w.len() && rest[..w.len()] == w[..] {
+      return true;
+    }
+    rest.len() < w.len() && rest.len() > min_rest && w.starts_with(rest)
+  }
+
+  fn any(&mut self) -> Result<JsVal, ()> {
+    self.skip_blank();
+    let Some(c) = self.at(self.i) else {
+      return Err(());
+    };
+    match c {
+      '"' => return self.string().map(JsVal::Str),
+      '{' => return self.object(),
+      '[' => return self.array(),
+      _ => {}
+    }
+    for (word, value, min_rest) in [
+      ("null", JsVal::Null, 0),
+      ("true", JsVal::Bool(true), 0),
+      ("false", JsVal::Bool(false), 0),
+      ("Infinity", JsVal::Num(f64::INFINITY), 0),
+      ("-Infinity", JsVal::Num(f64::NEG_INFINITY), 1),
+      ("NaN", JsVal::Num(f64::NAN), 0),
+    ] {
+      if self.literal(word, min_rest) {
+        self.i += word.chars().count();
+        return Ok(value);
+      }
+    }
+    self.number()
+  }
+
+  fn string(&mut self) -> Result<String, ()> {
+    let start = self.i;
+    let mut escape = false;
+    self.i += 1;
+    while self.i < self.s.len() && (self.s[self.i] != '"' || (escape && self.s[self.i - 1] == '\\')) {
+      escape = if self.s[self.i] == '\\' { !escape } else { false };
+      self.i += 1;
+    }
+    if self.at(self.i) == Some('"') {
+      self.i += 1;
+      return match strict_parse(&self.s[start..self.i]) {
+        Ok(JsVal::Str(s)) => Ok(s),
+        _ => Err(()),
+      };
+    }
+    // Unterminated: close it (dropping a dangling backslash), else cut at the last backslash.
+    let mut text = self.s[start..self.i - usize::from(escape)].to_vec();
+    text.push('"');
+    if let Ok(JsVal::Str(s)) = strict_parse(&text) {
+      return Ok(s);
+    }
+    let mut text = js_substring(self.s, start as isize, last_index_of(self.s, '\\')).to_vec();
+    text.push('"');
+    match strict_parse(&text) {
+      Ok(JsVal::Str(s)) => Ok(s),
+      _ => Err(()),
+    }
+  }
+
+  fn object(&mut self) -> Result<JsVal, ()> {
+    self.depth += 1;
+    if self.depth > 2000 {
+      return Err(());
+    }
+    self.i += 1;
+    self.skip_blank();
+    let mut entries = Vec::new();
+    while self.at(self.i) != Some('}') {
+      self.skip_blank();
+      if self.i >= self.s.len() {
+        return Ok(JsVal::Obj(entries));
+      }
+      let before = self.i;
+      let Ok(key) = self.string() else {
+        return Ok(JsVal::Obj(entries));
+      };
+      self.skip_blank();
+      self.i += 1; // the colon, whatever it is
+      match self.any() {
+        Ok(v) => JsVal::set(&mut entries, key, v),
+        Err(()) => return Ok(JsVal::Obj(entries)),
+      }
+      self.skip_blank();
+      if self.at(self.i) == Some(',') {
+        self.i += 1;
+      } else if self.i == before {
+        // No progress: partial-json would spin here; stop instead.
+        return Ok(JsVal::Obj(entries));
+      }
+    }
+    self.i += 1;
+    self.depth -= 1;
+    Ok(JsVal::Obj(entries))
+  }
+
+  fn array(&mut self) -> Result<JsVal, ()> {
+    self.depth += 1;
+    if self.depth > 2000 {
+      return Err(());
+    }
+    self.i += 1;
+    let mut items = Vec::new();
+    while self.at(self.i) != Some(']') {
+      let before = self.i;
+      match self.any() {
+        Ok(v) => items.push(v),
+        Err(()) => return Ok(JsVal::Arr(items)),
+      }
+      self.skip_blank();
+      if self.at(self.i) == Some(',') {
+        self.i += 1;
+      } else if self.i == before {
+        // No progress: partial-json would spin here; stop instead.
+        return Ok(JsVal::Arr(items));
+      }
+    }
+    self.i += 1;
+    self.depth -= 1;
+    Ok(JsVal::Arr(items))
+  }
+
+  fn number(&mut self) -> Result<JsVal, ()> {
+    let parse = |text: &[char]| match strict_parse(text) {
+      Ok(v) => Ok(v),
+      Err(_) => Err(()),
+    };
+    if self.i == 0 {
+      if self.s == ['-'] {
+        return Err(());
+      }
+      return parse(self.s)
+        .or_else(|_| parse(js_substring(self.s, 0, last_index_of(self.s, 'e'))))
+        .map_err(|_| ());
+    }
+    let start = self.i;
+    if self.at(self.i) == Some('-') {
+      self.i += 1;
+    }
+    while let Some(c) = self.at(self.i) {
+      if matches!(c, ',' | ']' | '}') {
+        break;
+      }
+      self.i += 1;
+    }
+    let text = &self.s[start..self.i];
+    if let Ok(v) = parse(text) {
+      return Ok(v);
+    }
+    if text == ['-'] {
+      return Err(());
+    }
+    parse(js_substring(self.s, start as isize, last_index_of(self.s, 'e')))
+  }
+}
