@@ -47,6 +47,9 @@ pub fn js_trim_end(s: &str) -> &str {
 
 /// The UTF-16 code units of a string (stand-ins become lone surrogates again).
 pub fn to_utf16(s: &str) -> Vec<u16> {
+  if s.is_ascii() {
+    return s.bytes().map(u16::from).collect();
+  }
   let mut out = Vec::with_capacity(s.len());
   for c in s.chars() {
     match stand_in_surrogate(c) {

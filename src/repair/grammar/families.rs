@@ -42,6 +42,16 @@ impl Enabled {
   pub fn has(self, g: Grammar) -> bool {
     self.0 & (1 << g as u16) != 0
   }
+  /// Keep only the enabled families that pass `keep`.
+  fn gated(self, keep: impl Fn(Grammar) -> bool) -> Enabled {
+    let mut out = Enabled(0);
+    for g in Grammar::ALL {
+      if self.has(g) && keep(g) {
+        out.insert(g);
+      }
+    }
+    out
+  }
 }
 
 /// DSML's marker prefix: fullwidth bars (one or two) around `DSML`, or ASCII bars with spaces.
@@ -203,7 +213,52 @@ fn is_false(hit: &Hit, hay: Hay, group: usize) -> bool {
 }
 
 /// Every candidate the enabled families find in `text`, ranges empty ones dropped.
+/// Cheap literal gates: a family whose patterns all require some literal is skipped when the text
+/// lacks it. `lower` is the text with ASCII letters lower-cased and every non-ASCII unit mapped to
+/// a byte no pattern literal contains, so a miss here is a miss for the `i` patterns too (their
+/// case folding is ASCII-only; the `iu` DSML patterns also fold U+017F to `s`, checked apart).
+struct Gates {
+  lower: Vec<u8>,
+  raw: Vec<u8>,
+  long_s: bool,
+}
+
+impl Gates {
+  fn new(text: &[u16]) -> Gates {
+    let raw: Vec<u8> = text.iter().map(|&u| if u < 0x80 { u as u8 } else { 0xFF }).collect();
+    let lower = raw.iter().map(u8::to_ascii_lowercase).collect();
+    let ascii = text.iter().fold(0u16, |acc, &u| acc | u) < 0x80;
+    Gates {
+      lower,
+      raw,
+      long_s: !ascii && text.contains(&0x017F),
+    }
+  }
+  fn ci(&self, literal: &str) -> bool {
+    memchr::memmem::find(&self.lower, literal.as_bytes()).is_some()
+  }
+  fn cs(&self, literal: &str) -> bool {
+    memchr::memmem::find(&self.raw, literal.as_bytes()).is_some()
+  }
+  fn bare_json(&self) -> bool {
+    self.cs("\"name\"") || self.cs("\"function")
+  }
+}
+
 pub fn candidates(text: &[u16], enabled: Enabled) -> Vec<Candidate> {
+  let gates = Gates::new(text);
+  let enabled = Enabled::gated(enabled, |g| match g {
+    Grammar::Dsml => gates.ci("dsml") || gates.long_s,
+    Grammar::Kimi => gates.ci("section_begin"),
+    Grammar::Mistral => gates.cs("[TOOL_CALLS]") || gates.bare_json(),
+    Grammar::MinimaxText => gates.ci("<function_call>"),
+    Grammar::Invoke => gates.ci("invoke"),
+    Grammar::Qwen | Grammar::Glm => gates.ci("<tool_call>") || gates.ci("<tools>") || gates.ci("<function="),
+    Grammar::Llama => gates.ci("<|python_tag|>") || gates.bare_json(),
+    Grammar::Olmo => gates.ci("<function_calls>"),
+    // Granite's JSON bodies sit in <tool_call>/<tools>; its bare pythonic calls need a `(`.
+    Grammar::Granite => gates.cs("(") || gates.ci("<tool_call>") || gates.ci("<tools>"),
+  });
   let safe = neutralise(text);
   let mut s = Scan {
     text: Hay::new(text, &safe),
