@@ -66,8 +66,11 @@ export declare function escapeJsonStringControlCharacters(textJson: string): str
  */
 export declare function foldFlatEditFields(valueJson: string, toolName: string): string
 
-/** `parseToolGrammarLeaks(text, grammars?)`: `text_json` is `JSON.stringify(text)`. */
-export declare function grammarParse(textJson: string, grammarsJson?: string | undefined | null): string
+/**
+ * `parseToolGrammarLeaks(text, grammars?)`: the text crosses as UTF-16 (one copy, lone
+ * surrogates intact).
+ */
+export declare function grammarParse(text: string, grammarsJson?: string | undefined | null): string
 
 /**
  * `recoverGrammarLeaks` over a slim message (`{role, stopReason?, content: [...]}`) and options

@@ -18,7 +18,7 @@ export function modelLeaksGrammar(modelId) {
 /** Tool calls a model printed as text, in order. */
 export function parseToolGrammarLeaks(text, grammars) {
   const names = grammars === undefined ? null : JSON.stringify([...grammars])
-  return decode(native.grammarParse(JSON.stringify(String(text)), names))
+  return decode(native.grammarParse(String(text), names))
 }
 
 /** The part of a content item recovery reads. */

@@ -2,6 +2,7 @@
 //! surrogates); messages cross in a slim form carrying only what recovery reads, so large
 //! non-text parts (images) never cross.
 
+use napi::bindgen_prelude::Utf16String;
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 
@@ -44,17 +45,16 @@ fn strings(v: Option<&Value>) -> Option<Vec<String>> {
   }
 }
 
-/// `parseToolGrammarLeaks(text, grammars?)`: `text_json` is `JSON.stringify(text)`.
+/// `parseToolGrammarLeaks(text, grammars?)`: the text crosses as UTF-16 (one copy, lone
+/// surrogates intact).
 #[napi]
-pub fn grammar_parse(text_json: String, grammars_json: Option<String>) -> Result<String> {
-  let text = json::parse(&text_json).map_err(invalid)?;
-  let text = text.as_str().unwrap_or_default();
+pub fn grammar_parse(text: Utf16String, grammars_json: Option<String>) -> Result<String> {
   let grammars = match grammars_json {
     Some(g) => strings(Some(&json::parse(&g).map_err(invalid)?)),
     None => None,
   };
   let names: Option<Vec<&str>> = grammars.as_ref().map(|g| g.iter().map(String::as_str).collect());
-  let calls = grammar::parse_tool_grammar_leaks(text, names.as_deref());
+  let calls = grammar::parse_tool_grammar_leaks_utf16(&text, names.as_deref());
   let mut out = String::new();
   calls_json(&mut out, &calls);
   Ok(out)

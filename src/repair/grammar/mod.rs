@@ -145,7 +145,12 @@ fn detect(text: &[u16], enabled: Enabled) -> Vec<Candidate> {
 /// Pure parse: the leaked calls in `text` (no stripping, no gates). `grammars` defaults to all;
 /// unknown names are ignored.
 pub fn parse_tool_grammar_leaks(text: &str, grammars: Option<&[&str]>) -> Vec<RecoveredToolCall> {
-  detect(&to_utf16(text), enabled_from(grammars))
+  parse_tool_grammar_leaks_utf16(&to_utf16(text), grammars)
+}
+
+/// [`parse_tool_grammar_leaks`] over UTF-16 code units (what a JS string is).
+pub fn parse_tool_grammar_leaks_utf16(text: &[u16], grammars: Option<&[&str]>) -> Vec<RecoveredToolCall> {
+  detect(text, enabled_from(grammars))
     .into_iter()
     .filter(|c| !c.strip_only)
     .map(|c| RecoveredToolCall {
