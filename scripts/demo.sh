@@ -5,3 +5,4 @@ cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci --no-audit --no-fund
 npx napi build --platform --release --esm
 node examples/repair-demo.mjs
+node examples/chat-demo.mjs

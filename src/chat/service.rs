@@ -728,8 +728,12 @@ impl EventSource {
         }
         None => {
           self.ended = true;
-          self.decoder.finish();
+          let mut events = Vec::new();
+          self.decoder.finish(&mut events);
           let mut out = Vec::new();
+          for ev in &events {
+            parser.on_event(ev, &mut out);
+          }
           parser.on_end(&mut out);
           self.queue.extend(out);
         }

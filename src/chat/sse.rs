@@ -97,10 +97,14 @@ impl SseDecoder {
     Ok(())
   }
 
-  /// The body ended: an unterminated final event is discarded, as the SSE rules say.
-  pub fn finish(&mut self) {
-    self.line.clear();
-    self.reset_event();
+  /// The body ended. Like the provider SDKs' decoders (and unlike the browser rules), a pending
+  /// line is processed and an unterminated final event is still dispatched.
+  pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+    if !self.line.is_empty() {
+      let line = std::mem::take(&mut self.line);
+      self.process_line(&line, out);
+    }
+    self.process_line(&[], out);
   }
 
   fn reset_event(&mut self) {
@@ -119,7 +123,8 @@ impl SseDecoder {
       }
     }
     if line.is_empty() {
-      if self.has_data {
+      // The SDK decoders dispatch on an event name alone (data "") as well as on data.
+      if self.has_data || !self.event.is_empty() {
         let mut data = std::mem::take(&mut self.data);
         if data.ends_with('\n') {
           data.pop();
@@ -167,7 +172,7 @@ mod tests {
     for c in chunks {
       d.feed(c, &mut out).unwrap();
     }
-    d.finish();
+    d.finish(&mut out);
     out
   }
 
@@ -199,8 +204,15 @@ mod tests {
   #[test]
   fn comments_keepalives_and_unterminated_tail() {
     let out = decode_chunks(&[b": keep-alive\n\n:ping\ndata: 1\n\ndata: 2"]);
-    assert_eq!(out.len(), 1);
+    assert_eq!(out.len(), 2);
     assert_eq!(out[0].data, "1");
+    assert_eq!(out[1].data, "2");
+    let out = decode_chunks(&[b"event: message_stop\n\nevent: ping\n"]);
+    assert_eq!(
+      out.iter().map(|e| e.event.as_str()).collect::<Vec<_>>(),
+      ["message_stop", "ping"]
+    );
+    assert_eq!(out[0].data, "");
   }
 
   #[test]
