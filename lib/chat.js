@@ -50,11 +50,7 @@ export function replayBoundaryCrossed(error) {
   return error !== null && typeof error === 'object' && replayMarks.has(error)
 }
 
-function abortReason(signal) {
-  return signal.reason instanceof Error ? signal.reason : new DOMException('Aborted', 'AbortError')
-}
-
-function toError(data, signal) {
+function toError(data) {
   let error
   switch (data.name) {
     case 'StreamIdleTimeoutError':
@@ -70,7 +66,8 @@ function toError(data, signal) {
       error = new ProviderRecoveryBudgetExceededError(data.budgetMs, data.elapsedMs)
       break
     case 'AbortError':
-      error = signal?.aborted ? abortReason(signal) : new DOMException(data.message, 'AbortError')
+      // Blade surfaces caller cancellation during a stream as its own DOMException('Aborted').
+      error = new DOMException('Aborted', 'AbortError')
       break
     default:
       error = new Error(data.message)
@@ -136,7 +133,6 @@ export class PiNativeChatService {
   }
 
   async *streamChat(messages, tools, signal, options) {
-    if (signal?.aborted) throw abortReason(signal)
     const request = JSON.stringify({
       config: wireConfig(this.#config),
       models: this.#models,
@@ -146,13 +142,14 @@ export class PiNativeChatService {
     })
     const handle = native.chatStart(request)
     const onAbort = () => handle.cancel()
-    signal?.addEventListener('abort', onAbort, { once: true })
+    if (signal?.aborted) handle.cancel()
+    else signal?.addEventListener('abort', onAbort, { once: true })
     try {
       for (;;) {
         const batch = JSON.parse(await handle.nextBatch())
         for (const chunk of batch.c) yield chunk
-        if (batch.e) throw toError(batch.e, signal)
-        if (signal?.aborted) throw abortReason(signal)
+        if (batch.e) throw toError(batch.e)
+        if (signal?.aborted) throw toError({ name: 'AbortError', message: 'Aborted', replayBoundaryCrossed: false })
         if (batch.d) return
       }
     } finally {

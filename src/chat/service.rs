@@ -549,7 +549,7 @@ impl Run<'_> {
               "function": { "name": name, "arguments": serde_json::to_string(&arguments).unwrap_or_default() } }] })
           }
           StreamEvent::Done { reason, usage } => {
-            let chunk = json!({ "finishReason": reason.as_str(), "usage": usage_info(model, &usage, &wire_opts) });
+            let chunk = json!({ "finishReason": reason.as_str(), "usage": usage_info(model, &usage) });
             if let Some(r) = recovered.take() {
               out.send(r).await?;
             }
@@ -576,7 +576,7 @@ impl Run<'_> {
 }
 
 /// `UsageInfo` with cost (spec §1.6, §5.10).
-fn usage_info(model: &Model, usage: &Usage, options: &super::types::WireOptions) -> Value {
+fn usage_info(model: &Model, usage: &Usage) -> Value {
   let mut cost = cost_usd(
     &model.cost,
     usage.input,
@@ -585,12 +585,10 @@ fn usage_info(model: &Model, usage: &Usage, options: &super::types::WireOptions)
     usage.cache_write,
     usage.cache_write_1h,
   );
-  if matches!(
-    model.api.as_str(),
-    "openai-responses" | "azure-openai-responses" | "openai-codex-responses"
-  ) {
-    let tier = usage.service_tier.as_deref().or(options.service_tier.as_deref());
-    apply_service_tier_pricing(&mut cost, &model.id, tier);
+  // The Responses parsers report the tier to price with (none for Azure, which pi-ai never
+  // reprices); other APIs have no tier pricing.
+  if matches!(model.api.as_str(), "openai-responses" | "openai-codex-responses") {
+    apply_service_tier_pricing(&mut cost, &model.id, usage.service_tier.as_deref());
   }
   let mut o = Map::new();
   o.insert(
@@ -729,7 +727,11 @@ impl EventSource {
         None => {
           self.ended = true;
           let mut events = Vec::new();
-          self.decoder.finish(&mut events);
+          if parser.flushes_unterminated_event() {
+            self.decoder.finish_flushing(&mut events);
+          } else {
+            self.decoder.finish();
+          }
           let mut out = Vec::new();
           for ev in &events {
             parser.on_event(ev, &mut out);

@@ -97,9 +97,16 @@ impl SseDecoder {
     Ok(())
   }
 
-  /// The body ended. Like the provider SDKs' decoders (and unlike the browser rules), a pending
-  /// line is processed and an unterminated final event is still dispatched.
-  pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+  /// The body ended. An unterminated final event is discarded (the SSE rules, and the OpenAI
+  /// SDK's decoder).
+  pub fn finish(&mut self) {
+    self.line.clear();
+    self.reset_event();
+  }
+
+  /// The body ended; unlike [`SseDecoder::finish`], a pending line is processed and an
+  /// unterminated final event is still dispatched (pi-ai's Anthropic decoder does this).
+  pub fn finish_flushing(&mut self, out: &mut Vec<SseEvent>) {
     if !self.line.is_empty() {
       let line = std::mem::take(&mut self.line);
       self.process_line(&line, out);
@@ -172,7 +179,7 @@ mod tests {
     for c in chunks {
       d.feed(c, &mut out).unwrap();
     }
-    d.finish(&mut out);
+    d.finish_flushing(&mut out);
     out
   }
 
@@ -213,6 +220,15 @@ mod tests {
       ["message_stop", "ping"]
     );
     assert_eq!(out[0].data, "");
+  }
+
+  #[test]
+  fn plain_finish_drops_an_unterminated_event() {
+    let mut d = SseDecoder::default();
+    let mut out = Vec::new();
+    d.feed(b"data: 1\n\ndata: 2", &mut out).unwrap();
+    d.finish();
+    assert_eq!(out.len(), 1);
   }
 
   #[test]

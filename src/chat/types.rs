@@ -199,4 +199,9 @@ pub trait StreamParser {
   /// error such as "Stream ended without finish_reason"); emits nothing when the stream already
   /// terminated.
   fn on_end(&mut self, out: &mut Vec<StreamEvent>);
+  /// Whether an event left unterminated at the end of the body is still dispatched (the
+  /// reference's Anthropic decoder does; the OpenAI SDK's does not).
+  fn flushes_unterminated_event(&self) -> bool {
+    false
+  }
 }

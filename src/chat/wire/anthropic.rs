@@ -990,6 +990,10 @@ fn map_stop_reason(reason: &Value, details: Option<&Value>) -> Result<Outcome, S
 }
 
 impl StreamParser for AnthropicStreamParser {
+  fn flushes_unterminated_event(&self) -> bool {
+    true
+  }
+
   fn on_event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) {
     if self.finished {
       return;
@@ -1415,7 +1419,7 @@ mod tests {
       }
     }
     let mut events = Vec::new();
-    decoder.finish(&mut events);
+    decoder.finish_flushing(&mut events);
     for e in &events {
       parser.on_event(e, &mut out);
     }

@@ -488,7 +488,7 @@ impl JsVal {
   }
 }
 
-/// Why `JSON.parse` failed (the text is ours; V8's wording is not reproduced).
+/// Why `JSON.parse` failed, worded the way V8 (Node 22) words it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JsonSyntaxError(pub String);
 
@@ -508,10 +508,12 @@ fn strict_parse(chars: &[char]) -> Result<JsVal, JsonSyntaxError> {
   p.ws();
   let v = p.value()?;
   p.ws();
-  if p.i != chars.len() {
-    return Err(p.err("Unexpected non-whitespace character after JSON"));
+  match p.peek() {
+    None => Ok(v),
+    Some(c) if c == '-' || c.is_ascii_digit() => Err(p.at_position("Unexpected number")),
+    Some('"') => Err(p.at_position("Unexpected string")),
+    Some(_) => Err(p.located("Unexpected non-whitespace character after JSON")),
   }
-  Ok(v)
 }
 
 struct Strict<'a> {
@@ -521,12 +523,46 @@ struct Strict<'a> {
 }
 
 impl Strict<'_> {
-  fn err(&self, what: &str) -> JsonSyntaxError {
-    if self.i >= self.s.len() {
-      JsonSyntaxError("Unexpected end of JSON input".into())
+  /// `<what> in JSON at position <utf-16 index> (line <l> column <c>)` (Node 22's wording).
+  fn at_position(&self, what: &str) -> JsonSyntaxError {
+    self.located(&format!("{what} in JSON"))
+  }
+
+  /// `<what> at position <utf-16 index> (line <l> column <c>)`.
+  fn located(&self, what: &str) -> JsonSyntaxError {
+    let upto = &self.s[..self.i.min(self.s.len())];
+    let position: usize = upto.iter().map(|c| c.len_utf16()).sum();
+    let line = 1 + upto.iter().filter(|c| **c == '\n').count();
+    let line_start = upto.iter().rposition(|c| *c == '\n').map_or(0, |p| p + 1);
+    let column = 1 + upto[line_start..].iter().map(|c| c.len_utf16()).sum::<usize>();
+    JsonSyntaxError(format!("{what} at position {position} (line {line} column {column})"))
+  }
+
+  /// A value was expected here but the character cannot start one.
+  fn unexpected(&self) -> JsonSyntaxError {
+    let Some(c) = self.peek() else {
+      return JsonSyntaxError("Unexpected end of JSON input".into());
+    };
+    // V8 quotes the whole source when short, else 10 characters either side.
+    let units: Vec<u16> = self
+      .s
+      .iter()
+      .flat_map(|c| c.encode_utf16(&mut [0; 2]).to_vec())
+      .collect();
+    let pos: usize = self.s[..self.i].iter().map(|c| c.len_utf16()).sum();
+    let context = if units.len() <= 20 {
+      format!("\"{}\"", String::from_utf16_lossy(&units))
     } else {
-      JsonSyntaxError(format!("{what} in JSON at position {}", self.i))
-    }
+      let from = pos.saturating_sub(10);
+      let to = (pos + 10).min(units.len());
+      format!(
+        "{}\"{}\"{}",
+        if from > 0 { "..." } else { "" },
+        String::from_utf16_lossy(&units[from..to]),
+        if to < units.len() { "..." } else { "" }
+      )
+    };
+    JsonSyntaxError(format!("Unexpected token '{c}', {context} is not valid JSON"))
   }
 
   fn ws(&mut self) {
@@ -542,7 +578,7 @@ impl Strict<'_> {
   fn literal(&mut self, word: &str, v: JsVal) -> Result<JsVal, JsonSyntaxError> {
     for expected in word.chars() {
       if self.peek() != Some(expected) {
-        return Err(self.err("Unexpected token"));
+        return Err(self.unexpected());
       }
       self.i += 1;
     }
@@ -551,7 +587,6 @@ impl Strict<'_> {
 
   fn value(&mut self) -> Result<JsVal, JsonSyntaxError> {
     match self.peek() {
-      None => Err(self.err("")),
       Some('{') => {
         self.enter()?;
         self.i += 1;
@@ -562,15 +597,21 @@ impl Strict<'_> {
           self.depth -= 1;
           return Ok(JsVal::Obj(entries));
         }
+        let mut first = true;
         loop {
           self.ws();
           if self.peek() != Some('"') {
-            return Err(self.err("Expected property name"));
+            return Err(self.at_position(if first {
+              "Expected property name or '}'"
+            } else {
+              "Expected double-quoted property name"
+            }));
           }
+          first = false;
           let key = self.string()?;
           self.ws();
           if self.peek() != Some(':') {
-            return Err(self.err("Expected ':' after property name"));
+            return Err(self.at_position("Expected ':' after property name"));
           }
           self.i += 1;
           self.ws();
@@ -584,7 +625,7 @@ impl Strict<'_> {
               self.depth -= 1;
               return Ok(JsVal::Obj(entries));
             }
-            _ => return Err(self.err("Expected ',' or '}' after property value")),
+            _ => return Err(self.at_position("Expected ',' or '}' after property value")),
           }
         }
       }
@@ -609,7 +650,7 @@ impl Strict<'_> {
               self.depth -= 1;
               return Ok(JsVal::Arr(items));
             }
-            _ => return Err(self.err("Expected ',' or ']' after array element")),
+            _ => return Err(self.at_position("Expected ',' or ']' after array element")),
           }
         }
       }
@@ -618,7 +659,7 @@ impl Strict<'_> {
       Some('f') => self.literal("false", JsVal::Bool(false)),
       Some('n') => self.literal("null", JsVal::Null),
       Some(c) if c == '-' || c.is_ascii_digit() => self.number(),
-      Some(_) => Err(self.err("Unexpected token")),
+      _ => Err(self.unexpected()),
     }
   }
 
@@ -626,9 +667,15 @@ impl Strict<'_> {
   fn enter(&mut self) -> Result<(), JsonSyntaxError> {
     self.depth += 1;
     if self.depth > 2000 {
-      return Err(JsonSyntaxError("Maximum nesting depth exceeded".into()));
+      return Err(JsonSyntaxError("Maximum call stack size exceeded".into()));
     }
     Ok(())
+  }
+
+  fn digits(&mut self) {
+    while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+      self.i += 1;
+    }
   }
 
   fn number(&mut self) -> Result<JsVal, JsonSyntaxError> {
@@ -638,21 +685,15 @@ impl Strict<'_> {
     }
     match self.peek() {
       Some('0') => self.i += 1,
-      Some(c) if c.is_ascii_digit() => {
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-          self.i += 1;
-        }
-      }
-      _ => return Err(self.err("No number after minus sign")),
+      Some(c) if c.is_ascii_digit() => self.digits(),
+      _ => return Err(self.at_position("No number after minus sign")),
     }
     if self.peek() == Some('.') {
       self.i += 1;
       if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
-        return Err(self.err("Unterminated fractional number"));
+        return Err(self.at_position("Unterminated fractional number"));
       }
-      while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-        self.i += 1;
-      }
+      self.digits();
     }
     if matches!(self.peek(), Some('e' | 'E')) {
       self.i += 1;
@@ -660,11 +701,9 @@ impl Strict<'_> {
         self.i += 1;
       }
       if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
-        return Err(self.err("Exponent part is missing a number"));
+        return Err(self.at_position("Exponent part is missing a number"));
       }
-      while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-        self.i += 1;
-      }
+      self.digits();
     }
     let text: String = self.s[start..self.i].iter().collect();
     Ok(JsVal::Num(text.parse::<f64>().unwrap_or(f64::NAN)))
@@ -676,55 +715,52 @@ impl Strict<'_> {
     let mut units: Vec<u16> = Vec::new();
     loop {
       let Some(c) = self.peek() else {
-        return Err(JsonSyntaxError("Unterminated string in JSON".into()));
+        return Err(self.at_position("Unterminated string"));
       };
-      self.i += 1;
       match c {
-        '"' => break,
+        '"' => {
+          self.i += 1;
+          break;
+        }
         '\\' => {
-          let Some(e) = self.peek() else {
-            return Err(JsonSyntaxError("Unterminated string in JSON".into()));
+          self.i += 1;
+          let unit = match self.peek() {
+            Some('"') => '"' as u16,
+            Some('\\') => '\\' as u16,
+            Some('/') => '/' as u16,
+            Some('b') => 8,
+            Some('f') => 12,
+            Some('n') => 10,
+            Some('r') => 13,
+            Some('t') => 9,
+            Some('u') => {
+              let mut unit = 0u16;
+              for _ in 0..4 {
+                self.i += 1;
+                match self.peek().and_then(|h| h.to_digit(16)) {
+                  Some(d) => unit = unit * 16 + d as u16,
+                  None => return Err(self.at_position("Bad Unicode escape")),
+                }
+              }
+              unit
+            }
+            None => return Err(self.at_position("Unterminated string")),
+            Some(_) => return Err(self.at_position("Bad escaped character")),
           };
           self.i += 1;
-          let unit = match e {
-            '"' => '"' as u16,
-            '\\' => '\\' as u16,
-            '/' => '/' as u16,
-            'b' => 8,
-            'f' => 12,
-            'n' => 10,
-            'r' => 13,
-            't' => 9,
-            'u' => {
-              let hex: String = self
-                .s
-                .get(self.i..self.i + 4)
-                .map(|h| h.iter().collect())
-                .unwrap_or_default();
-              if hex.len() != 4 || !hex.chars().all(|h| h.is_ascii_hexdigit()) {
-                return Err(self.err("Bad Unicode escape"));
-              }
-              self.i += 4;
-              u16::from_str_radix(&hex, 16).unwrap_or(0xFFFD)
-            }
-            _ => {
-              self.i -= 1;
-              return Err(self.err("Bad escaped character"));
-            }
-          };
           units.push(unit);
         }
-        c if (c as u32) < 0x20 => {
-          self.i -= 1;
-          return Err(self.err("Bad control character in string literal"));
-        }
-        c => match stand_in_surrogate(c) {
-          Some(unit) => units.push(unit),
-          None => {
-            let mut buf = [0u16; 2];
-            units.extend_from_slice(c.encode_utf16(&mut buf));
+        c if (c as u32) < 0x20 => return Err(self.at_position("Bad control character in string literal")),
+        c => {
+          self.i += 1;
+          match stand_in_surrogate(c) {
+            Some(unit) => units.push(unit),
+            None => {
+              let mut buf = [0u16; 2];
+              units.extend_from_slice(c.encode_utf16(&mut buf));
+            }
           }
-        },
+        }
       }
     }
     Ok(
@@ -1052,5 +1088,373 @@ impl Partial<'_> {
       return Err(());
     }
     parse(js_substring(self.s, start as isize, last_index_of(self.s, 'e')))
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use serde_json::json;
+
+  use super::*;
+  use crate::chat::catalog::Cost;
+
+  fn model(provider: &str, id: &str, images: bool) -> Model {
+    Model {
+      id: id.into(),
+      name: id.into(),
+      api: "openai-completions".into(),
+      provider: provider.into(),
+      base_url: String::new(),
+      reasoning: true,
+      input: if images {
+        vec!["text".into(), "image".into()]
+      } else {
+        vec!["text".into()]
+      },
+      cost: Cost::default(),
+      context_window: 128_000,
+      max_tokens: 32_768,
+      thinking_level_map: None,
+      headers: None,
+      compat: None,
+      extra: Map::new(),
+    }
+  }
+
+  fn turn(m: &Model, blocks: Vec<AssistantBlock>, stop: &str) -> CtxMessage {
+    CtxMessage::Assistant {
+      blocks,
+      api: m.api.clone(),
+      provider: m.provider.clone(),
+      model: m.id.clone(),
+      stop_reason: stop.into(),
+    }
+  }
+
+  fn call(id: &str) -> AssistantBlock {
+    AssistantBlock::ToolCall {
+      id: id.into(),
+      name: "t".into(),
+      arguments: Map::new(),
+    }
+  }
+
+  fn result(id: &str) -> CtxMessage {
+    CtxMessage::ToolResult {
+      tool_call_id: id.into(),
+      tool_name: "t".into(),
+      content: vec![UserBlock::Text("r".into())],
+      is_error: false,
+    }
+  }
+
+  fn thinking(text: &str, signature: Option<&str>) -> AssistantBlock {
+    AssistantBlock::Thinking {
+      text: text.into(),
+      signature: signature.map(String::from),
+    }
+  }
+
+  fn text(t: &str) -> AssistantBlock {
+    AssistantBlock::Text {
+      text: t.into(),
+      signature: Some("sig".into()),
+    }
+  }
+
+  #[test]
+  fn images_become_one_placeholder_per_run_for_text_only_models() {
+    let img = UserBlock::Image {
+      mime_type: "image/png".into(),
+      data: "A".into(),
+    };
+    let t = |s: &str| UserBlock::Text(s.into());
+    let messages = vec![
+      CtxMessage::User(UserContent::Blocks(vec![
+        img.clone(),
+        img.clone(),
+        t("x"),
+        t(USER_IMAGE_PLACEHOLDER),
+        img.clone(),
+      ])),
+      CtxMessage::User(UserContent::Text("plain".into())),
+      CtxMessage::ToolResult {
+        tool_call_id: "c".into(),
+        tool_name: "t".into(),
+        content: vec![t("out"), img.clone()],
+        is_error: false,
+      },
+    ];
+    let out = transform_messages(&messages, &model("p", "m", false), &|id| id.to_string());
+    assert_eq!(
+      out[0],
+      CtxMessage::User(UserContent::Blocks(vec![
+        t(USER_IMAGE_PLACEHOLDER),
+        t("x"),
+        t(USER_IMAGE_PLACEHOLDER)
+      ]))
+    );
+    assert_eq!(out[1], messages[1]);
+    assert!(matches!(&out[2], CtxMessage::ToolResult { content, .. } if content[1] == t(TOOL_IMAGE_PLACEHOLDER)));
+    // Vision models keep them.
+    assert_eq!(
+      transform_messages(&messages, &model("p", "m", true), &|id| id.to_string()),
+      messages
+    );
+  }
+
+  #[test]
+  fn thinking_blocks_follow_the_same_model_and_signature_rules() {
+    let target = model("p", "m", true);
+    let other = model("q", "n", true);
+    let blocks = vec![
+      thinking("signed", Some("s")),
+      thinking("  ", Some("")),
+      thinking("unsigned", None),
+      thinking("", Some("opaque")),
+      text("t"),
+    ];
+    let out = transform_messages(&[turn(&target, blocks.clone(), "stop")], &target, &|id| id.to_string());
+    let CtxMessage::Assistant { blocks: same, .. } = &out[0] else {
+      panic!()
+    };
+    assert_eq!(
+      *same,
+      vec![
+        thinking("signed", Some("s")),
+        thinking("unsigned", None),
+        thinking("", Some("opaque")),
+        text("t")
+      ]
+    );
+    let out = transform_messages(&[turn(&other, blocks, "stop")], &target, &|id| id.to_string());
+    let CtxMessage::Assistant { blocks: foreign, .. } = &out[0] else {
+      panic!()
+    };
+    let plain = |s: &str| AssistantBlock::Text {
+      text: s.into(),
+      signature: None,
+    };
+    assert_eq!(*foreign, vec![plain("signed"), plain("unsigned"), plain("t")]);
+  }
+
+  #[test]
+  fn failed_turns_are_dropped_and_unanswered_calls_get_results() {
+    let m = model("p", "m", true);
+    let messages = vec![
+      CtxMessage::User(UserContent::Text("q".into())),
+      turn(&m, vec![call("a"), call("b")], "toolUse"),
+      result("b"),
+      turn(&m, vec![text("partial"), call("x")], "error"),
+      turn(&m, vec![call("c")], "aborted"),
+      CtxMessage::User(UserContent::Text("again".into())),
+      turn(&m, vec![call("d")], "toolUse"),
+    ];
+    let out = transform_messages(&messages, &m, &|id| id.to_string());
+    let synthetic = |id: &str| CtxMessage::ToolResult {
+      tool_call_id: id.into(),
+      tool_name: "t".into(),
+      content: vec![UserBlock::Text(NO_RESULT_TEXT.into())],
+      is_error: true,
+    };
+    assert_eq!(
+      out,
+      vec![
+        messages[0].clone(),
+        messages[1].clone(),
+        result("b"),
+        synthetic("a"),
+        messages[5].clone(),
+        messages[6].clone(),
+        synthetic("d"),
+      ]
+    );
+  }
+
+  #[test]
+  fn tool_call_ids_are_normalised_for_other_models_and_results_follow() {
+    let target = model("p", "m", true);
+    let other = model("q", "n", true);
+    let messages = vec![
+      result("a|1"),
+      turn(&other, vec![call("a|1"), call("keep")], "toolUse"),
+      result("a|1"),
+      result("keep"),
+      turn(&target, vec![call("b|2")], "toolUse"),
+      result("b|2"),
+    ];
+    let seen = std::cell::RefCell::new(Vec::new());
+    let normalize = |id: &str, source: &ToolCallSource| {
+      seen.borrow_mut().push((id.to_string(), source.provider.to_string()));
+      id.replace('|', "_")
+    };
+    let out = transform_messages_with_source(&messages, &target, &normalize);
+    let ids: Vec<String> = out
+      .iter()
+      .flat_map(|m| match m {
+        CtxMessage::ToolResult { tool_call_id, .. } => vec![tool_call_id.clone()],
+        CtxMessage::Assistant { blocks, .. } => blocks
+          .iter()
+          .filter_map(|b| match b {
+            AssistantBlock::ToolCall { id, .. } => Some(id.clone()),
+            _ => None,
+          })
+          .collect(),
+        _ => vec![],
+      })
+      .collect();
+    // A result before its call is not renamed; the same model's ids are never normalised.
+    assert_eq!(ids, ["a|1", "a_1", "keep", "a_1", "keep", "b|2", "b|2"]);
+    assert_eq!(
+      *seen.borrow(),
+      [
+        ("a|1".to_string(), "q".to_string()),
+        ("keep".to_string(), "q".to_string())
+      ]
+    );
+  }
+
+  #[test]
+  fn max_tokens_are_clamped_to_the_estimated_context() {
+    let mut m = model("p", "m", true);
+    m.context_window = 20_000;
+    let ctx = Context {
+      system_prompt: Some("s".repeat(9)),
+      messages: vec![
+        CtxMessage::User(UserContent::Blocks(vec![
+          UserBlock::Text("é".repeat(3)),
+          UserBlock::Image {
+            mime_type: "image/png".into(),
+            data: String::new(),
+          },
+        ])),
+        turn(
+          &m,
+          vec![
+            thinking("abcd", None),
+            AssistantBlock::ToolCall {
+              id: "c".into(),
+              name: "read".into(),
+              arguments: json!({ "n": 1.0 }).as_object().unwrap().clone(),
+            },
+          ],
+          "toolUse",
+        ),
+      ],
+      tools: Some(vec![ToolDef {
+        name: "read".into(),
+        description: "d".into(),
+        parameters: json!({}),
+        constrained_sampling: None,
+      }]),
+    };
+    // user ceil(4803/4)=1201, assistant ceil((4+4+7)/4)=4, system 3,
+    // tools ceil(len([{"name":"read","description":"d","parameters":{}}])/4)=13
+    assert_eq!(estimate_context_tokens(&ctx), 1201 + 4 + 3 + 13);
+    assert_eq!(resolve_max_tokens(&m, &ctx, None), 20_000 - 1221 - 4096);
+    assert_eq!(resolve_max_tokens(&m, &ctx, Some(100)), 100);
+    m.context_window = 10;
+    assert_eq!(resolve_max_tokens(&m, &ctx, Some(100)), 1);
+    m.context_window = 0;
+    assert_eq!(resolve_max_tokens(&m, &ctx, Some(0)), 1);
+  }
+
+  #[test]
+  fn js_json_round_trips() {
+    let v =
+      js_json_parse(r#"{"b":1.0,"2":[1e21,1e-7,-0,12345678901234567890],"1":"\ud800x\n\u0001","a":{"b":1,"b":2}}"#)
+        .unwrap();
+    assert_eq!(
+      js_stringify(&v),
+      r#"{"1":"\ud800x\n\u0001","2":[1e+21,1e-7,0,12345678901234567000],"b":1,"a":{"b":2}}"#
+    );
+    let lone = v["1"].as_str().unwrap();
+    assert_eq!(sanitize_surrogates(lone), "x\n\u{1}");
+    assert_eq!(sanitize_surrogates("ok 🦀"), "ok 🦀");
+    assert_eq!(js_number(0.0), json!(0));
+    assert_eq!(js_number(0.25), json!(0.25));
+    assert_eq!(js_number(f64::NAN), Value::Null);
+    for (text, message) in [
+      ("", "Unexpected end of JSON input"),
+      (
+        "{",
+        "Expected property name or '}' in JSON at position 1 (line 1 column 2)",
+      ),
+      ("xyz", "Unexpected token 'x', \"xyz\" is not valid JSON"),
+      (
+        "x0123456789012345678901234567890",
+        "Unexpected token 'x', \"x012345678\"... is not valid JSON",
+      ),
+      (
+        "{\"a\":1}x",
+        "Unexpected non-whitespace character after JSON at position 7 (line 1 column 8)",
+      ),
+      (
+        "[1 2]",
+        "Expected ',' or ']' after array element in JSON at position 3 (line 1 column 4)",
+      ),
+      (
+        "\"\\x\"",
+        "Bad escaped character in JSON at position 2 (line 1 column 3)",
+      ),
+      ("\"abc", "Unterminated string in JSON at position 4 (line 1 column 5)"),
+      (
+        "{\n\"a\":1,}",
+        "Expected double-quoted property name in JSON at position 8 (line 2 column 7)",
+      ),
+    ] {
+      assert_eq!(js_json_parse(text).unwrap_err().0, message, "{text:?}");
+    }
+  }
+
+  #[test]
+  fn streaming_json_matches_pi_ai() {
+    // Expected values produced by pi-ai 0.84.2's parseStreamingJson (partial-json 0.1.7).
+    for (input, want) in [
+      ("", "{}"),
+      ("  ", "{}"),
+      ("{\"path\":", "{}"),
+      ("{\"path\":\"src/ma", "{\"path\":\"src/ma\"}"),
+      ("{\"a\":1,\"b\":tr", "{\"a\":1,\"b\":true}"),
+      ("{\"a\":[1,2,{\"c\":\"d", "{\"a\":[1,2,{\"c\":\"d\"}]}"),
+      ("{\"a\":1.5e", "{\"a\":1.5}"),
+      ("{\"temperature\": 1.", "{}"),
+      ("{\"a\":\"line\nbreak\"}", "{\"a\":\"line\\nbreak\"}"),
+      ("{\"a\":\"bad \\q escape\"}", "{\"a\":\"bad \\\\q escape\"}"),
+      ("{\"a\":\"x\\", "{\"a\":\"x\"}"),
+      ("{\"a\":\"\\u12", "{\"a\":\"\"}"),
+      ("{\"a\": nul", "{\"a\":null}"),
+      ("{\"a\": -", "{}"),
+      ("{\"a\": -Inf", "{\"a\":null}"),
+      ("{\"a\": NaN, \"b\": 2}", "{\"a\":null,\"b\":2}"),
+      ("[1,2", "[1,2]"),
+      ("\"str", "\"str\""),
+      ("42", "42"),
+      ("null", "null"),
+      ("{\"2\":\"b\",\"1\":\"a\",\"x\":0}", "{\"1\":\"a\",\"2\":\"b\",\"x\":0}"),
+      ("{\"a\":1, }", "{\"a\":1}"),
+      ("{\"a\":1 \"b\":2}", "{}"),
+      ("{a:1}", "{}"),
+      ("{\"a\":{\"b\":1, }, \"c\":2}", "{\"a\":{\"b\":1}}"),
+      ("{\"a\":\"\\ud83d\"}", "{\"a\":\"\\ud83d\"}"),
+      ("{\"e\": 12x}", "{}"),
+      ("{\"k\":\"v\"} trailing", "{\"k\":\"v\"}"),
+      ("{\"a\":1}{\"b\":2}", "{\"a\":1}"),
+      (
+        "{\"big\":12345678901234567890,\"f\":1.0,\"neg\":-0,\"exp\":1e21,\"small\":1e-7}",
+        "{\"big\":12345678901234567000,\"f\":1,\"neg\":0,\"exp\":1e+21,\"small\":1e-7}",
+      ),
+      ("{\"a\":[1 2]}", "{\"a\":[]}"),
+      ("{\"a\":\"tab\there\"}", "{\"a\":\"tab\\there\"}"),
+      ("{\"dup\":1,\"dup\":2}", "{\"dup\":2}"),
+      ("{\"a\":true,\"b\":fals", "{\"a\":true,\"b\":false}"),
+      ("{\"a\":\"é🦀\"", "{\"a\":\"é🦀\"}"),
+      ("  {\"x\": [ ] , \"y\" : { } }  ", "{\"x\":[],\"y\":{}}"),
+    ] {
+      assert_eq!(js_stringify(&parse_streaming_json_value(input)), want, "{input:?}");
+    }
+    // Tool-call arguments are objects: anything else reads as {}.
+    assert!(parse_streaming_json("[1,2").is_empty());
+    assert_eq!(parse_streaming_json("{\"p\":\"a").get("p"), Some(&json!("a")));
   }
 }
