@@ -22,8 +22,10 @@ use crate::chat::retry::{
 };
 use crate::chat::service::{run_chat, ChatRequest, Item};
 
-/// Largest number of chunks handed over per batch.
+/// Largest number of chunks handed over per batch; the first batch of a stream is kept small so
+/// the first chunk reaches the caller without waiting for a burst to be drained.
 const MAX_BATCH: usize = 4096;
+const FIRST_BATCH: usize = 8;
 /// Channel capacity: the provider stream pauses when the consumer falls this far behind.
 const CHANNEL: usize = 8192;
 
@@ -57,6 +59,7 @@ fn parse_models(v: Option<&Value>) -> Result<Vec<Model>> {
 pub struct ChatStream {
   rx: Arc<Mutex<mpsc::Receiver<Item>>>,
   cancel: CancellationToken,
+  batches: std::sync::atomic::AtomicUsize,
 }
 
 impl Drop for ChatStream {
@@ -85,6 +88,7 @@ pub fn chat_start(request_json: String) -> Result<ChatStream> {
   Ok(ChatStream {
     rx: Arc::new(Mutex::new(rx)),
     cancel,
+    batches: std::sync::atomic::AtomicUsize::new(0),
   })
 }
 
@@ -95,7 +99,12 @@ impl ChatStream {
   #[napi]
   pub async fn next_batch(&self) -> Result<String> {
     let mut rx = self.rx.lock().await;
-    let mut chunks: Vec<Value> = Vec::new();
+    let limit = if self.batches.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0 {
+      FIRST_BATCH
+    } else {
+      MAX_BATCH
+    };
+    let mut chunks: Vec<String> = Vec::new();
     let mut error: Option<Value> = None;
     let mut done = false;
     match rx.recv().await {
@@ -111,7 +120,7 @@ impl ChatStream {
               break;
             }
           }
-          if chunks.len() >= MAX_BATCH {
+          if chunks.len() >= limit {
             break;
           }
           match rx.try_recv() {
@@ -122,11 +131,18 @@ impl ChatStream {
         }
       }
     }
-    let mut out = json!({ "c": chunks, "d": done });
+    let size = chunks.iter().map(|c| c.len() + 1).sum::<usize>() + 32;
+    let mut out = String::with_capacity(size);
+    out.push_str("{\"c\":[");
+    out.push_str(&chunks.join(","));
+    out.push_str("],\"d\":");
+    out.push_str(if done { "true" } else { "false" });
     if let Some(e) = error {
-      out["e"] = e;
+      out.push_str(",\"e\":");
+      out.push_str(&e.to_string());
     }
-    Ok(out.to_string())
+    out.push('}');
+    Ok(out)
   }
 
   /// Stop the request (idempotent): the provider connection is closed.

@@ -4,6 +4,8 @@
 //! fallback models and bounded foreground recovery. Chunks and the final error go into a channel
 //! that the binding drains in batches.
 
+#![allow(clippy::result_large_err)] // errors are rare and carry the JS-facing fields inline
+
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -31,6 +33,8 @@ const DEFAULT_FOREGROUND_MAX_RETRIES: u32 = 12;
 const RECOVERY_HEARTBEAT_MS: u64 = 15_000;
 const MIN_RECOVERY_BUDGET_MS: f64 = 30_000.0;
 const MAX_RECOVERY_BUDGET_MS: f64 = 3_600_000.0;
+/// Bytes decoded per step of a large read.
+const DECODE_SLICE: usize = 8 * 1024;
 /// Largest error body read from a failed response.
 const MAX_ERROR_BODY: usize = 1 << 20;
 
@@ -147,10 +151,10 @@ impl ChatError {
   }
 }
 
-/// One item of the output channel.
+/// One item of the output channel: a chunk already serialised to JSON, or the final error.
 #[derive(Debug)]
 pub enum Item {
-  Chunk(Value),
+  Chunk(String),
   Error(ChatError),
 }
 
@@ -198,7 +202,11 @@ impl Out<'_> {
     if self.cancel.is_cancelled() {
       return Err(ChatError::abort());
     }
-    self.tx.send(Item::Chunk(chunk)).await.map_err(|_| ChatError::abort())
+    self
+      .tx
+      .send(Item::Chunk(chunk.to_string()))
+      .await
+      .map_err(|_| ChatError::abort())
   }
 
   async fn sleep(&self, ms: u64) -> Result<(), ChatError> {
@@ -622,6 +630,9 @@ fn num(x: f64) -> Value {
 /// The response body of one attempt as semantic events.
 struct EventSource {
   body: futures_util::stream::BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>,
+  /// Bytes read but not yet decoded: a large read is decoded a slice at a time so the first
+  /// events reach the caller before the whole burst is parsed.
+  pending: bytes::Bytes,
   decoder: SseDecoder,
   queue: VecDeque<StreamEvent>,
   ended: bool,
@@ -689,6 +700,7 @@ impl EventSource {
     queue.push_back(StreamEvent::Start);
     Ok(EventSource {
       body: response.bytes_stream().boxed(),
+      pending: bytes::Bytes::new(),
       decoder: SseDecoder::default(),
       queue,
       ended: false,
@@ -701,22 +713,16 @@ impl EventSource {
       if let Some(e) = self.queue.pop_front() {
         return Ok(Some(e));
       }
+      if !self.pending.is_empty() {
+        let slice = self.pending.split_to(self.pending.len().min(DECODE_SLICE));
+        self.decode(&slice, parser)?;
+        continue;
+      }
       if self.ended {
         return Ok(None);
       }
       match self.body.next().await {
-        Some(Ok(bytes)) => {
-          let mut events = Vec::new();
-          self
-            .decoder
-            .feed(&bytes, &mut events)
-            .map_err(|e| ChatError::plain(e.to_string()))?;
-          let mut out = Vec::new();
-          for ev in &events {
-            parser.on_event(ev, &mut out);
-          }
-          self.queue.extend(out);
-        }
+        Some(Ok(bytes)) => self.pending = bytes,
         Some(Err(e)) => {
           return Err(ChatError::plain(if e.is_decode() || e.is_body() {
             "terminated".to_string()
@@ -741,6 +747,20 @@ impl EventSource {
         }
       }
     }
+  }
+
+  fn decode(&mut self, bytes: &[u8], parser: &mut (dyn StreamParser + Send)) -> Result<(), ChatError> {
+    let mut events = Vec::new();
+    self
+      .decoder
+      .feed(bytes, &mut events)
+      .map_err(|e| ChatError::plain(e.to_string()))?;
+    let mut out = Vec::new();
+    for ev in &events {
+      parser.on_event(ev, &mut out);
+    }
+    self.queue.extend(out);
+    Ok(())
   }
 }
 
