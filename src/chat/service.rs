@@ -855,6 +855,39 @@ async fn fetch_images(
   Ok(out)
 }
 
+/// The API keys of a request (primary and fallback channels), for redaction.
+fn secrets(config: &Value) -> Vec<String> {
+  let mut keys: Vec<String> = Vec::new();
+  let mut add = |v: Option<&str>| {
+    if let Some(k) = v.filter(|k| k.len() >= 4) {
+      keys.push(k.to_string());
+    }
+  };
+  add(str_field(config, "apiKey"));
+  for f in config
+    .get("fallbackModels")
+    .and_then(Value::as_array)
+    .into_iter()
+    .flatten()
+  {
+    add(f.get("channel").and_then(|c| c.get("apiKey")).and_then(Value::as_str));
+  }
+  keys.sort_by_key(|k| std::cmp::Reverse(k.len()));
+  keys
+}
+
+/// Remove every configured API key from a text that may reach the caller (a provider may echo
+/// the key in an error body).
+pub fn redact(text: &str, keys: &[String]) -> String {
+  let mut out = text.to_string();
+  for k in keys {
+    if out.contains(k.as_str()) {
+      out = out.replace(k.as_str(), "[redacted]");
+    }
+  }
+  out
+}
+
 /// Run one `streamChat` call to completion, sending chunks and then (on failure) the error.
 pub async fn run_chat(client: reqwest::Client, req: ChatRequest, tx: mpsc::Sender<Item>, cancel: CancellationToken) {
   let result = stream_chat(&client, &req, &tx, &cancel).await;
@@ -862,6 +895,7 @@ pub async fn run_chat(client: reqwest::Client, req: ChatRequest, tx: mpsc::Sende
     if cancel.is_cancelled() && !e.is_abort() {
       e = ChatError::abort();
     }
+    e.message = redact(&e.message, &secrets(&req.config));
     let _ = tx.send(Item::Error(e)).await;
   }
 }
@@ -988,4 +1022,45 @@ async fn stream_chat(
     }
   }
   Err(last_error)
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn keys_are_redacted_from_error_texts() {
+    let config = json!({"apiKey": "sk-secret-123", "fallbackModels": [{"channel": {"apiKey": "fb-key-999"}}]});
+    let keys = secrets(&config);
+    assert_eq!(
+      redact("401: {\"error\":\"bad key sk-secret-123 / fb-key-999\"}", &keys),
+      "401: {\"error\":\"bad key [redacted] / [redacted]\"}"
+    );
+  }
+
+  #[test]
+  fn debug_output_masks_credentials() {
+    let o = crate::chat::types::WireOptions {
+      api_key: Some("sk-secret-123".into()),
+      ..Default::default()
+    };
+    assert!(!format!("{o:?}").contains("sk-secret"));
+    let r = crate::chat::types::HttpRequest {
+      url: "http://x".into(),
+      headers: vec![
+        ("Authorization".into(), "Bearer sk-secret-123".into()),
+        ("x-api-key".into(), "sk-secret-123".into()),
+      ],
+      body: Value::Null,
+      zstd: false,
+    };
+    assert!(!format!("{r:?}").contains("sk-secret"));
+  }
+
+  #[test]
+  fn recovery_budgets_follow_blade() {
+    assert!(valid_recovery_budget(0.0));
+    assert!(valid_recovery_budget(30_000.0) && valid_recovery_budget(3_600_000.0));
+    assert!(!valid_recovery_budget(29_999.0) && !valid_recovery_budget(30_000.5) && !valid_recovery_budget(f64::NAN));
+  }
 }

@@ -83,8 +83,9 @@ pub enum Retention {
   Long,
 }
 
-/// Everything a wire adapter needs besides the model and the context (spec §2.8, §3).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Everything a wire adapter needs besides the model and the context (spec §2.8, §3). Its
+/// `Debug` output never shows the API key.
+#[derive(Clone, Default, PartialEq)]
 pub struct WireOptions {
   pub api_key: Option<String>,
   pub temperature: Option<f64>,
@@ -107,8 +108,9 @@ pub struct WireOptions {
   pub api_version: Option<String>,
 }
 
-/// The assembled request: everything the transport sends.
-#[derive(Clone, Debug, PartialEq)]
+/// The assembled request: everything the transport sends. Its `Debug` output masks credential
+/// headers.
+#[derive(Clone, PartialEq)]
 pub struct HttpRequest {
   pub url: String,
   /// Header names as sent (lower-case unless a caller header keeps its spelling), in order.
@@ -116,6 +118,58 @@ pub struct HttpRequest {
   pub body: Value,
   /// Compress the body with zstd (`content-encoding: zstd` is then among the headers).
   pub zstd: bool,
+}
+
+impl std::fmt::Debug for WireOptions {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    f.debug_struct("WireOptions")
+      .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+      .field("temperature", &self.temperature)
+      .field("max_tokens", &self.max_tokens)
+      .field("timeout_ms", &self.timeout_ms)
+      .field("headers", &self.headers.keys().collect::<Vec<_>>())
+      .field("session_id", &self.session_id)
+      .field("retention", &self.retention)
+      .field("thinking", &self.thinking)
+      .field("required_tool", &self.required_tool)
+      .field("service_tier", &self.service_tier)
+      .field("verbosity", &self.verbosity)
+      .field("api_version", &self.api_version)
+      .finish()
+  }
+}
+
+/// Header names whose values are credentials.
+pub fn is_credential_header(name: &str) -> bool {
+  matches!(
+    name.to_ascii_lowercase().as_str(),
+    "authorization" | "api-key" | "x-api-key" | "x-goog-api-key" | "cookie" | "proxy-authorization"
+  )
+}
+
+impl std::fmt::Debug for HttpRequest {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    let headers: Vec<(&str, &str)> = self
+      .headers
+      .iter()
+      .map(|(k, v)| {
+        (
+          k.as_str(),
+          if is_credential_header(k) {
+            "[redacted]"
+          } else {
+            v.as_str()
+          },
+        )
+      })
+      .collect();
+    f.debug_struct("HttpRequest")
+      .field("url", &self.url)
+      .field("headers", &headers)
+      .field("body", &self.body)
+      .field("zstd", &self.zstd)
+      .finish()
+  }
 }
 
 /// Why a stream ended normally.
