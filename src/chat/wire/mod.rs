@@ -3,6 +3,7 @@
 pub mod anthropic;
 pub mod openai_completions;
 pub mod openai_responses;
+pub mod strict;
 pub mod transform;
 
 use super::types::WireAdapter;

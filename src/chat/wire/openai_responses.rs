@@ -8,7 +8,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::anthropic::{make_strict_json_schema, pi_user_agent};
+use super::anthropic::pi_user_agent;
+use super::strict::make_strict_json_schema;
 use super::transform::{
   js_json_parse, js_number, js_stringify, parse_streaming_json, sanitize_surrogates, transform_messages_with_source,
   ToolCallSource,
