@@ -1,6 +1,5 @@
 // Grammar scanning and the repair lifecycle, µs or ms per op (medians of 21 rounds, release build).
-// The TypeScript reference is not published to npm, so these rows stand alone; the JS floor for
-// scanning is one pass of String.prototype.indexOf over the same text for each family's marker.
+// The TypeScript reference is not published to npm, so these rows stand alone.
 import { RepairLifecycle } from '../lib/core.js'
 import { parseToolGrammarLeaks, recoverGrammarLeaks } from '../lib/grammar.js'
 
@@ -47,7 +46,6 @@ rows.push(['recover, 100 KB, no leaks', 'ms', time(() => recoverGrammarLeaks(mes
 const leaky = fill(prose + SAMPLES.glm + '\n', 100_000)
 rows.push(['parse, 100 KB, ~600 GLM leaks', 'ms', time(() => parseToolGrammarLeaks(leaky), 10) / 1000])
 rows.push(['recover (strip), 100 KB, ~600 leaks', 'ms', time(() => recoverGrammarLeaks(message(leaky), { ...known, mode: 'strip' }), 10) / 1000])
-rows.push(['JS floor: indexOf per family marker, 100 KB', 'ms', time(() => Object.values(SAMPLES).forEach((s) => clean.indexOf(s.slice(0, 8))), 20) / 1000])
 for (const [family, sample] of Object.entries(SAMPLES)) {
   const text = `${prose}${sample}\n${prose}`
   rows.push([`parse, one ${family} leak in 300 B`, 'µs', time(() => parseToolGrammarLeaks(text), 2000)])
