@@ -19,6 +19,8 @@ function project(label: string, name: string | null, withBinary: boolean): strin
   mkdirSync(join(dir, 'node_modules'), { recursive: true })
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `consumer-${label}`, type: 'module' }))
   cpSync(consumer, join(dir, 'consumer.mjs'))
+  cpSync(join(root, '__test__', 'fixtures', 'consumer', 'adapter-consumer.mjs'), join(dir, 'adapter-consumer.mjs'))
+  cpSync(join(root, 'node_modules', 'typebox'), join(dir, 'node_modules', 'typebox'), { recursive: true })
   if (name) {
     const pkg = join(dir, 'node_modules', ...name.split('/'))
     mkdirSync(pkg, { recursive: true })
@@ -47,6 +49,16 @@ describe('optional-peer contract (installed as @r3b1s/pi-repair-layer via an ali
   it('present: the recipe wraps the tool and repairs through the native core', () => {
     const dir = project('present', '@r3b1s/pi-repair-layer', true)
     expect(run(dir, '@r3b1s/pi-repair-layer')).toEqual({ wrapped: true, args: { path: 'a.txt' } })
+  })
+
+  it("the reference's adapter recipe runs unchanged: aliases, auto-links and string-or-array repaired; bad input throws", () => {
+    const dir = project('adapter', '@r3b1s/pi-repair-layer', true)
+    const out = execFileSync(process.execPath, ['adapter-consumer.mjs'], { cwd: dir, encoding: 'utf8' })
+    expect(JSON.parse(out.trim())).toEqual({
+      repaired: { labels: ['draft'], path: 'notes.md' },
+      text: 'Inspecting notes.md',
+      failure: { isError: true, name: 'UnrepairableToolInputError', firstLine: 'Invalid input for tool "inspect_asset". Fix these issues and retry:' },
+    })
   })
 
   it('absent: Node reports ERR_MODULE_NOT_FOUND naming the package; the raw tool runs with one fallback line', () => {

@@ -262,6 +262,11 @@ describe("images", () => {
       ["GET", "/cat.png"],
       ["GET", "/raw"],
     ]);
+    // A plain GET like Blade's fetch(url): the provider's credential and custom headers stay with the provider.
+    for (const r of images.requests) {
+      expect(r.headers.authorization).toBeUndefined();
+      expect(r.headers["x-mock-scenario"]).toBeUndefined();
+    }
     const b64 = PNG.toString("base64");
     expect(mock.requests[0].body.messages).toEqual([
       {
