@@ -147,7 +147,11 @@ export class PiNativeChatService {
     try {
       for (;;) {
         const batch = JSON.parse(await handle.nextBatch())
-        for (const chunk of batch.c) yield chunk
+        for (const chunk of batch.c) {
+          // Like Blade's reader, nothing is yielded once the caller has aborted.
+          if (signal?.aborted) throw toError({ name: 'AbortError', message: 'Aborted', replayBoundaryCrossed: false })
+          yield chunk
+        }
         if (batch.e) throw toError(batch.e)
         if (signal?.aborted) throw toError({ name: 'AbortError', message: 'Aborted', replayBoundaryCrossed: false })
         if (batch.d) return

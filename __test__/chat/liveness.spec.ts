@@ -142,6 +142,25 @@ describe("abort at every phase", () => {
     expect(mock.requests[0].status).toBe(500);
   });
 
+  it("aborting while an http image is being downloaded closes that download and sends no chat request", async () => {
+    const mock = await mockProvider();
+    const images = await loopbackServer(() => undefined); // never answers
+    const service = createChatService(completionsConfig(mock, "text", { model: "vision" }), {
+      models: [{ id: "vision", provider: "openai-compatible", api: "openai-completions", input: ["text", "image"] }],
+    });
+    const controller = new AbortController();
+    const messages: Any[] = [{ role: "user", content: [{ type: "image_url", image_url: { url: `${images.url}/slow.png` } }] }];
+    const pending = collect(service.streamChat(messages, [], controller.signal));
+    await vi.waitFor(() => expect(images.requests).toHaveLength(1), { timeout: 5_000, interval: 10 });
+    const abortedAt = performance.now();
+    controller.abort();
+    const { error, endedAt } = await pending;
+    expectAbortError(error);
+    expect(endedAt - abortedAt).toBeLessThan(QUICK_MS);
+    await vi.waitFor(() => expect(images.openConnections()).toBe(0), { timeout: 3_000, interval: 20 });
+    expect(mock.requests).toHaveLength(0);
+  });
+
   it("aborting during a stall warning wins over the idle timeout", async () => {
     const mock = await mockProvider();
     const service = createChatService(completionsConfig(mock, "stall:20000", { streamIdleTimeout: 2_000, maxRetries: 2 }));

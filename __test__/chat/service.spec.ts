@@ -2,12 +2,12 @@
 // chat() aggregation, pre-request checks, images, request shaping, and credential hygiene in errors.
 // Blade ideas: pi-ai-chat-service.test.ts (prechecks, images, aggregation), pi-context-adapter.test.ts.
 import { describe, expect, it } from "vitest";
-import { createChatService, createChatServiceAsync, getModel, PiNativeChatService } from "../../lib/chat.js";
+import { createChatService, createChatServiceAsync, getModel, type ModelDefinition, PiNativeChatService } from "../../lib/chat.js";
 import { type Any, closeServersAfterEach, collect, completionsConfig, loopbackServer, mockProvider, sleep, TEXT_CHUNKS, USER } from "./support.js";
 
 closeServersAfterEach();
 
-const VISION_MODEL = {
+const VISION_MODEL: ModelDefinition = {
   id: "vision-model",
   name: "Vision Model",
   provider: "openai-compatible",

@@ -855,25 +855,41 @@ async fn fetch_images(
   Ok(out)
 }
 
-/// The API keys of a request (primary and fallback channels), for redaction.
+/// The credentials of a request (API keys and credential headers of the primary config and the
+/// fallback channels), for redaction.
 fn secrets(config: &Value) -> Vec<String> {
-  let mut keys: Vec<String> = Vec::new();
-  let mut add = |v: Option<&str>| {
-    if let Some(k) = v.filter(|k| k.len() >= 4) {
-      keys.push(k.to_string());
+  let mut found: Vec<String> = Vec::new();
+  let mut collect = |scope: Option<&Value>| {
+    let Some(scope) = scope else { return };
+    if let Some(k) = str_field(scope, "apiKey") {
+      found.push(k.to_string());
+    }
+    for (name, value) in scope
+      .get("customHeaders")
+      .and_then(Value::as_object)
+      .into_iter()
+      .flatten()
+    {
+      if let (true, Some(v)) = (super::types::is_credential_header(name), value.as_str()) {
+        found.push(v.to_string());
+        if let Some(token) = v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")) {
+          found.push(token.trim().to_string());
+        }
+      }
     }
   };
-  add(str_field(config, "apiKey"));
+  collect(Some(config));
   for f in config
     .get("fallbackModels")
     .and_then(Value::as_array)
     .into_iter()
     .flatten()
   {
-    add(f.get("channel").and_then(|c| c.get("apiKey")).and_then(Value::as_str));
+    collect(f.get("channel"));
   }
-  keys.sort_by_key(|k| std::cmp::Reverse(k.len()));
-  keys
+  found.retain(|k| k.len() >= 4);
+  found.sort_by_key(|k| std::cmp::Reverse(k.len()));
+  found
 }
 
 /// Remove every configured API key from a text that may reach the caller (a provider may echo
@@ -1030,11 +1046,15 @@ mod tests {
 
   #[test]
   fn keys_are_redacted_from_error_texts() {
-    let config = json!({"apiKey": "sk-secret-123", "fallbackModels": [{"channel": {"apiKey": "fb-key-999"}}]});
+    let config = json!({"apiKey": "sk-secret-123", "customHeaders": {"Authorization": "Bearer hdr-secret-1"},
+      "fallbackModels": [{"channel": {"apiKey": "fb-key-999", "customHeaders": {"x-api-key": "fb-hdr-2"}}}]});
     let keys = secrets(&config);
     assert_eq!(
-      redact("401: {\"error\":\"bad key sk-secret-123 / fb-key-999\"}", &keys),
-      "401: {\"error\":\"bad key [redacted] / [redacted]\"}"
+      redact(
+        "401: bad sk-secret-123 / fb-key-999 / Bearer hdr-secret-1 / fb-hdr-2",
+        &keys
+      ),
+      "401: bad [redacted] / [redacted] / [redacted] / [redacted]"
     );
   }
 
