@@ -122,7 +122,8 @@ fn parse_arguments(value: Option<&str>, warn: &mut dyn FnMut(&str)) -> Map<Strin
   let Some(text) = value.filter(|s| !s.is_empty()) else {
     return Map::new();
   };
-  match serde_json::from_str::<Value>(text) {
+  // JSON.parse semantics: JS key order (integer-like keys first), JS number handling.
+  match super::wire::transform::js_json_parse(text) {
     Ok(Value::Object(o)) => o,
     Ok(_) => Map::new(),
     Err(_) => {

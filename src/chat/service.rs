@@ -554,7 +554,7 @@ impl Run<'_> {
             let index = tool_index;
             tool_index += 1;
             json!({ "toolCalls": [{ "index": index, "id": id, "type": "function",
-              "function": { "name": name, "arguments": serde_json::to_string(&arguments).unwrap_or_default() } }] })
+              "function": { "name": name, "arguments": wire::transform::js_stringify(&Value::Object(arguments)) } }] })
           }
           StreamEvent::Done { reason, usage } => {
             let chunk = json!({ "finishReason": reason.as_str(), "usage": usage_info(model, &usage) });
