@@ -19,9 +19,10 @@ use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
-use super::strict::make_strict_json_schema;
+use super::strict::{make_strict_json_schema, resolve_json_schema_strict};
 use super::transform::{
-  js_json_parse, js_number, js_stringify, parse_streaming_json, sanitize_surrogates, transform_messages,
+  js_json_parse, js_number, js_stringify, parse_streaming_json, repair_json_text, sanitize_surrogates,
+  transform_messages,
 };
 use crate::chat::catalog::Model;
 use crate::chat::sse::SseEvent;
@@ -533,7 +534,7 @@ fn convert_tools(
 ) -> Result<Vec<Value>, String> {
   let mut out = Vec::with_capacity(tools.len());
   for (i, tool) in tools.iter().enumerate() {
-    let strict = resolve_strict_sampling(tool, strict_supported)?;
+    let strict = resolve_json_schema_strict(tool, strict_supported)?.unwrap_or(false);
     let parameters = if strict {
       make_strict_json_schema(&tool.parameters).map_err(|e| e.0)?
     } else {
@@ -568,35 +569,6 @@ fn convert_tools(
     out.push(Value::Object(def));
   }
   Ok(out)
-}
-
-/// Whether a tool is sent with `strict: true` (JSON-schema constrained sampling), or the error for
-/// a tool that requires it where it cannot be had.
-fn resolve_strict_sampling(tool: &ToolDef, supported: bool) -> Result<bool, String> {
-  let Some(config) = tool.constrained_sampling.as_ref().filter(|c| js_truthy(c)) else {
-    return Ok(false);
-  };
-  if config.get("type").and_then(Value::as_str) != Some("json_schema") {
-    return Ok(false);
-  }
-  let require = config.get("strict").and_then(Value::as_str) == Some("require");
-  if supported {
-    return match make_strict_json_schema(&tool.parameters) {
-      Ok(_) => Ok(true),
-      Err(_) if !require => Ok(false),
-      Err(e) => Err(format!(
-        "Tool \"{}\" requires JSON-schema constrained sampling, but {}.",
-        tool.name, e.0
-      )),
-    };
-  }
-  if require {
-    return Err(format!(
-      "Tool \"{}\" requires JSON-schema constrained sampling, but strict tools are unsupported.",
-      tool.name
-    ));
-  }
-  Ok(false)
 }
 
 /// Anthropic's SSE event names pi-ai reads; every other name (`ping`, unknown) is skipped.
@@ -1003,65 +975,10 @@ fn trim_http_whitespace(s: &str) -> &str {
   s.trim_matches([' ', '\t', '\r', '\n'])
 }
 
-/// pi-ai's `repairJson`: inside strings, raw control characters are escaped and a backslash that
-/// starts no valid escape is doubled. (The shared transform module has the same routine privately;
-/// SSE data needs it without the partial-JSON fallback that module wraps it in.)
-fn repair_json(json: &str) -> String {
-  let chars: Vec<char> = json.chars().collect();
-  let mut out = String::with_capacity(json.len() + 8);
-  let mut in_string = false;
-  let mut i = 0;
-  while i < chars.len() {
-    let c = chars[i];
-    if !in_string {
-      out.push(c);
-      in_string = c == '"';
-      i += 1;
-      continue;
-    }
-    if c == '"' {
-      out.push(c);
-      in_string = false;
-      i += 1;
-      continue;
-    }
-    if c == '\\' {
-      match chars.get(i + 1) {
-        None => out.push_str("\\\\"),
-        Some('u') if chars.len() >= i + 6 && chars[i + 2..i + 6].iter().all(char::is_ascii_hexdigit) => {
-          out.extend(&chars[i..i + 6]);
-          i += 6;
-          continue;
-        }
-        Some(&n @ ('"' | '\\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' | 'u')) => {
-          out.push('\\');
-          out.push(n);
-          i += 2;
-          continue;
-        }
-        Some(_) => out.push_str("\\\\"),
-      }
-      i += 1;
-      continue;
-    }
-    match c {
-      '\u{8}' => out.push_str("\\b"),
-      '\u{c}' => out.push_str("\\f"),
-      '\n' => out.push_str("\\n"),
-      '\r' => out.push_str("\\r"),
-      '\t' => out.push_str("\\t"),
-      c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-      c => out.push(c),
-    }
-    i += 1;
-  }
-  out
-}
-
 /// pi-ai's `parseJsonWithRepair`: `JSON.parse`, retried once on the repaired text.
 fn parse_json_with_repair(json: &str) -> Result<Value, String> {
   js_json_parse(json).or_else(|first| {
-    let repaired = repair_json(json);
+    let repaired = repair_json_text(json);
     if repaired != json {
       js_json_parse(&repaired).map_err(|e| e.0)
     } else {

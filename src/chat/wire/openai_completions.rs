@@ -9,10 +9,10 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::strict::make_strict_json_schema;
+use super::strict::{make_strict_json_schema, resolve_json_schema_strict};
 use super::transform::{
   js_json_parse, js_number, js_ordered, js_stringify, parse_streaming_json, resolve_max_tokens, sanitize_surrogates,
-  transform_messages,
+  short_hash, transform_messages,
 };
 use crate::chat::catalog::Model;
 use crate::chat::options::{clamp_thinking_level, ModelInfo, ThinkingLevel};
@@ -428,34 +428,6 @@ impl HeaderList {
       }
     }
   }
-}
-
-/// pi-ai's `shortHash` (two 32-bit multiplicative hashes over UTF-16 units, base 36).
-pub fn short_hash(text: &str) -> String {
-  let mut h1: u32 = 0xdeadbeef;
-  let mut h2: u32 = 0x41c6ce57;
-  for unit in crate::repair::text::to_utf16(text) {
-    let ch = unit as u32;
-    h1 = (h1 ^ ch).wrapping_mul(2654435761);
-    h2 = (h2 ^ ch).wrapping_mul(1597334677);
-  }
-  h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2246822507) ^ (h2 ^ (h2 >> 13)).wrapping_mul(3266489909);
-  h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2246822507) ^ (h1 ^ (h1 >> 13)).wrapping_mul(3266489909);
-  format!("{}{}", radix36(h2), radix36(h1))
-}
-
-fn radix36(mut n: u32) -> String {
-  const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-  if n == 0 {
-    return "0".into();
-  }
-  let mut out = Vec::new();
-  while n > 0 {
-    out.push(DIGITS[(n % 36) as usize]);
-    n /= 36;
-  }
-  out.reverse();
-  String::from_utf8(out).unwrap_or_default()
 }
 
 /// Every UTF-16 unit outside `[A-Za-z0-9_-]` becomes `_`.
@@ -887,36 +859,6 @@ fn convert_tools(tools: &[ToolDef], compat: &Compat) -> Result<Vec<Value>, Strin
     out.push(json!({ "type": "function", "function": function }));
   }
   Ok(out)
-}
-
-/// Whether a tool's JSON-schema constrained sampling applies: `Some(true)` when the schema can be
-/// made strict on an endpoint with strict mode; `None` when it does not apply (or is only
-/// preferred); an error when it is required but impossible.
-pub fn resolve_json_schema_strict(tool: &ToolDef, supports_strict_mode: bool) -> Result<Option<bool>, String> {
-  let Some(config) = tool.constrained_sampling.as_ref() else {
-    return Ok(None);
-  };
-  if config.get("type") != Some(&Value::String("json_schema".into())) {
-    return Ok(None);
-  }
-  let required = config.get("strict") == Some(&Value::String("require".into()));
-  if supports_strict_mode {
-    return match make_strict_json_schema(&tool.parameters) {
-      Ok(_) => Ok(Some(true)),
-      Err(_) if !required => Ok(None),
-      Err(e) => Err(format!(
-        "Tool \"{}\" requires JSON-schema constrained sampling, but {}.",
-        tool.name, e.0
-      )),
-    };
-  }
-  if required {
-    return Err(format!(
-      "Tool \"{}\" requires JSON-schema constrained sampling, but strict tools are unsupported.",
-      tool.name
-    ));
-  }
-  Ok(None)
 }
 
 /// The `messages` array (§4.1), after the cross-model transform.

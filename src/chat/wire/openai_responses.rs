@@ -9,10 +9,10 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::anthropic::pi_user_agent;
-use super::strict::make_strict_json_schema;
+use super::strict::{make_strict_json_schema, resolve_json_schema_strict};
 use super::transform::{
-  js_json_parse, js_number, js_stringify, parse_streaming_json, sanitize_surrogates, transform_messages_with_source,
-  ToolCallSource,
+  js_json_parse, js_number, js_stringify, parse_streaming_json, sanitize_surrogates, short_hash,
+  transform_messages_with_source, ToolCallSource,
 };
 use crate::chat::catalog::Model;
 use crate::chat::sse::SseEvent;
@@ -21,7 +21,7 @@ use crate::chat::types::{
   UserBlock, UserContent, WireAdapter, WireOptions,
 };
 use crate::repair::jsnum::number_to_string;
-use crate::repair::text::{js_trim, to_utf16, utf16_len, utf16_prefix};
+use crate::repair::text::{js_trim, utf16_len, utf16_prefix};
 
 // ------------------------------------------------------------------------------------------------
 // The three adapters
@@ -146,34 +146,6 @@ fn encode_uri_component(s: &str) -> String {
   out
 }
 
-/// pi-ai's `shortHash`: two 32-bit multiplicative hashes over UTF-16 units, base 36.
-pub fn short_hash(s: &str) -> String {
-  let mut h1: u32 = 0xdead_beef;
-  let mut h2: u32 = 0x41c6_ce57;
-  for unit in to_utf16(s) {
-    let ch = unit as u32;
-    h1 = (h1 ^ ch).wrapping_mul(2_654_435_761);
-    h2 = (h2 ^ ch).wrapping_mul(1_597_334_677);
-  }
-  h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507) ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
-  h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507) ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
-  format!("{}{}", radix36(h2), radix36(h1))
-}
-
-fn radix36(mut n: u32) -> String {
-  const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-  if n == 0 {
-    return "0".into();
-  }
-  let mut out = Vec::new();
-  while n > 0 {
-    out.push(DIGITS[(n % 36) as usize]);
-    n /= 36;
-  }
-  out.reverse();
-  String::from_utf8(out).unwrap_or_default()
-}
-
 /// The prompt-cache key: the session id clamped to 64 code points.
 fn clamp_prompt_cache_key(key: &str) -> String {
   key.chars().take(64).collect()
@@ -181,34 +153,6 @@ fn clamp_prompt_cache_key(key: &str) -> String {
 
 // ------------------------------------------------------------------------------------------------
 // Constrained sampling (strict JSON-schema tools and OpenAI grammar tools)
-
-/// `Some(true)` when the tool asks for JSON-schema constrained sampling and gets it.
-fn resolve_json_schema_strict(tool: &ToolDef, supports_strict: bool) -> Result<Option<bool>, String> {
-  let Some(config) = tool.constrained_sampling.as_ref() else {
-    return Ok(None);
-  };
-  if config.get("type").and_then(Value::as_str) != Some("json_schema") {
-    return Ok(None);
-  }
-  let require = config.get("strict").and_then(Value::as_str) == Some("require");
-  if supports_strict {
-    return match make_strict_json_schema(&tool.parameters).map_err(|e| e.0) {
-      Ok(_) => Ok(Some(true)),
-      Err(_) if !require => Ok(None),
-      Err(e) => Err(format!(
-        "Tool \"{}\" requires JSON-schema constrained sampling, but {e}.",
-        tool.name
-      )),
-    };
-  }
-  if require {
-    return Err(format!(
-      "Tool \"{}\" requires JSON-schema constrained sampling, but strict tools are unsupported.",
-      tool.name
-    ));
-  }
-  Ok(None)
-}
 
 /// A grammar tool: syntax (`lark` / `regex`), definition and the string property carrying the input.
 struct GrammarTool {

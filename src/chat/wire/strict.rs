@@ -6,6 +6,8 @@ use std::collections::HashSet;
 
 use serde_json::{json, Value};
 
+use crate::chat::types::ToolDef;
+
 /// A schema the strict subset cannot express.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnsupportedStrictSchema(pub String);
@@ -158,4 +160,34 @@ fn strict_node(schema: &mut Value) -> Result<(), UnsupportedStrictSchema> {
   );
   o.insert("additionalProperties".into(), Value::Bool(false));
   Ok(())
+}
+
+/// Whether a tool's JSON-schema constrained sampling applies: `Some(true)` when the schema can be
+/// made strict on an endpoint with strict mode; `None` when it does not apply (or is only
+/// preferred); an error when it is required but impossible.
+pub fn resolve_json_schema_strict(tool: &ToolDef, supports_strict_mode: bool) -> Result<Option<bool>, String> {
+  let Some(config) = tool.constrained_sampling.as_ref() else {
+    return Ok(None);
+  };
+  if config.get("type") != Some(&Value::String("json_schema".into())) {
+    return Ok(None);
+  }
+  let required = config.get("strict") == Some(&Value::String("require".into()));
+  if supports_strict_mode {
+    return match make_strict_json_schema(&tool.parameters) {
+      Ok(_) => Ok(Some(true)),
+      Err(_) if !required => Ok(None),
+      Err(e) => Err(format!(
+        "Tool \"{}\" requires JSON-schema constrained sampling, but {}.",
+        tool.name, e.0
+      )),
+    };
+  }
+  if required {
+    return Err(format!(
+      "Tool \"{}\" requires JSON-schema constrained sampling, but strict tools are unsupported.",
+      tool.name
+    ));
+  }
+  Ok(None)
 }

@@ -811,6 +811,13 @@ pub fn parse_streaming_json_value(partial: &str) -> Value {
 
 /// pi-ai's `repairJson`: inside string literals, raw control characters become escapes and a
 /// backslash that does not start a valid escape is doubled.
+/// pi-ai's `repairJson` over a whole text: inside strings, raw control characters are escaped and
+/// a backslash that starts no valid escape is doubled.
+pub fn repair_json_text(json: &str) -> String {
+  let chars: Vec<char> = json.chars().collect();
+  repair_json(&chars).into_iter().collect()
+}
+
 fn repair_json(chars: &[char]) -> Vec<char> {
   let mut out = Vec::with_capacity(chars.len() + 8);
   let mut in_string = false;
@@ -1089,6 +1096,34 @@ impl Partial<'_> {
     }
     parse(js_substring(self.s, start as isize, last_index_of(self.s, 'e')))
   }
+}
+
+/// pi-ai's `shortHash` (two 32-bit multiplicative hashes over UTF-16 units, base 36).
+pub fn short_hash(text: &str) -> String {
+  let mut h1: u32 = 0xdeadbeef;
+  let mut h2: u32 = 0x41c6ce57;
+  for unit in crate::repair::text::to_utf16(text) {
+    let ch = unit as u32;
+    h1 = (h1 ^ ch).wrapping_mul(2654435761);
+    h2 = (h2 ^ ch).wrapping_mul(1597334677);
+  }
+  h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2246822507) ^ (h2 ^ (h2 >> 13)).wrapping_mul(3266489909);
+  h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2246822507) ^ (h1 ^ (h1 >> 13)).wrapping_mul(3266489909);
+  format!("{}{}", radix36(h2), radix36(h1))
+}
+
+fn radix36(mut n: u32) -> String {
+  const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+  if n == 0 {
+    return "0".into();
+  }
+  let mut out = Vec::new();
+  while n > 0 {
+    out.push(DIGITS[(n % 36) as usize]);
+    n /= 36;
+  }
+  out.reverse();
+  String::from_utf8(out).unwrap_or_default()
 }
 
 #[cfg(test)]
