@@ -1,5 +1,12 @@
 // pi-native/chat: Blade's chat-service contract (spec §1), served by the Rust core.
 
+/** The part of an `AbortSignal` the service uses (a DOM or Node `AbortSignal` fits). */
+export interface AbortSignalLike {
+  readonly aborted: boolean
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void
+  removeEventListener(type: 'abort', listener: () => void): void
+}
+
 export type ContentPart =
   | { type: 'text'; text: string; providerOptions?: { anthropic?: { cacheControl?: { type: 'ephemeral' } } } }
   | { type: 'image_url'; image_url: { url: string } }
@@ -172,11 +179,11 @@ export interface ChatServiceInit {
 }
 
 export interface IChatService {
-  chat(messages: Message[], tools?: ChatToolDefinition[], signal?: AbortSignal, options?: ChatRequestOptions): Promise<ChatResponse>
+  chat(messages: Message[], tools?: ChatToolDefinition[], signal?: AbortSignalLike, options?: ChatRequestOptions): Promise<ChatResponse>
   streamChat(
     messages: Message[],
     tools?: ChatToolDefinition[],
-    signal?: AbortSignal,
+    signal?: AbortSignalLike,
     options?: ChatRequestOptions,
   ): AsyncGenerator<StreamChunk, void, unknown>
   getConfig(): ChatConfig
@@ -185,11 +192,11 @@ export interface IChatService {
 
 export declare class PiNativeChatService implements IChatService {
   constructor(config: ChatConfig, init?: ChatServiceInit)
-  chat(messages: Message[], tools?: ChatToolDefinition[], signal?: AbortSignal, options?: ChatRequestOptions): Promise<ChatResponse>
+  chat(messages: Message[], tools?: ChatToolDefinition[], signal?: AbortSignalLike, options?: ChatRequestOptions): Promise<ChatResponse>
   streamChat(
     messages: Message[],
     tools?: ChatToolDefinition[],
-    signal?: AbortSignal,
+    signal?: AbortSignalLike,
     options?: ChatRequestOptions,
   ): AsyncGenerator<StreamChunk, void, unknown>
   getConfig(): ChatConfig
