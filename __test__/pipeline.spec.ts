@@ -108,7 +108,7 @@ describe("stage order", () => {
 
 describe("args and outcome rules", () => {
   it("strictly valid input returns the caller's exact reference", () => {
-    const input = { path: "/tmp/a" };
+    const input = { path: "/data/a" };
     const result = pipe(input);
     expect(result).toEqual({
       outcome: "valid",
@@ -394,7 +394,7 @@ describe("purity (§13)", () => {
 
   it("is deterministic and idempotent", () => {
     const config = { preprocessors: table("read").preprocessors, legacyConfig: table("read").legacyConfig };
-    const input = { file_path: "/tmp/a", offset: null };
+    const input = { file_path: "/data/a", offset: null };
     const first = pipe(input, config);
     const second = pipe(input, config);
     expect(first).toEqual(second);

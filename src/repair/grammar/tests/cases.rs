@@ -100,15 +100,15 @@ pub const REFERENCE_SUITE_PARSE: &[ParseCase] = &[
   },
   ParseCase {
     id: "ref_llama",
-    text: "<|python_tag|>{\"name\":\"write_file\",\"arguments\":{\"path\":\"/tmp/a\",\"content\":\"x\"}}",
+    text: "<|python_tag|>{\"name\":\"write_file\",\"arguments\":{\"path\":\"/data/a\",\"content\":\"x\"}}",
     grammars: Some(&["llama"]),
-    expected: r#"[{"name":"write_file","arguments":{"path":"/tmp/a","content":"x"},"grammar":"llama"}]"#,
+    expected: r#"[{"name":"write_file","arguments":{"path":"/data/a","content":"x"},"grammar":"llama"}]"#,
   },
   ParseCase {
     id: "ref_olmo",
-    text: "<function_calls>\nwrite_file(path=\"/tmp/a\", content=\"hello\", overwrite=True)\n</function_calls>",
+    text: "<function_calls>\nwrite_file(path=\"/data/a\", content=\"hello\", overwrite=True)\n</function_calls>",
     grammars: Some(&["olmo"]),
-    expected: r#"[{"name":"write_file","arguments":{"path":"/tmp/a","content":"hello","overwrite":true},"grammar":"olmo"}]"#,
+    expected: r#"[{"name":"write_file","arguments":{"path":"/data/a","content":"hello","overwrite":true},"grammar":"olmo"}]"#,
   },
   ParseCase {
     id: "ref_fenced_granite",
@@ -366,9 +366,9 @@ pub const INVOKE_PARSE: &[ParseCase] = &[
   },
   ParseCase {
     id: "invoke_malformed",
-    text: "invoke name=\"read\">\nparameter name=\"path\">/tmp/a parameter>\nparameter name=\"limit\">10 parameter>\n/invoke>\nafter",
+    text: "invoke name=\"read\">\nparameter name=\"path\">/data/a parameter>\nparameter name=\"limit\">10 parameter>\n/invoke>\nafter",
     grammars: None,
-    expected: r#"[{"name":"read","arguments":{"path":"/tmp/a","limit":10},"grammar":"invoke"}]"#,
+    expected: r#"[{"name":"read","arguments":{"path":"/data/a","limit":10},"grammar":"invoke"}]"#,
   },
   ParseCase {
     id: "invoke_malformed_to_end",
@@ -453,9 +453,9 @@ pub const GRANITE_PARSE: &[ParseCase] = &[
   },
   ParseCase {
     id: "granite_quotes",
-    text: "write_file(path=\"/tmp/a\", content=\"he said \\\"hi\\\", it's\", overwrite=False)",
+    text: "write_file(path=\"/data/a\", content=\"he said \\\"hi\\\", it's\", overwrite=False)",
     grammars: Some(&["granite"]),
-    expected: r#"[{"name":"write_file","arguments":{"path":"/tmp/a","content":"he said \"hi\", it's","overwrite":false},"grammar":"granite"}]"#,
+    expected: r#"[{"name":"write_file","arguments":{"path":"/data/a","content":"he said \"hi\", it's","overwrite":false},"grammar":"granite"}]"#,
   },
   ParseCase {
     id: "granite_two_lines",
@@ -489,13 +489,13 @@ pub const LLAMA_PARSE: &[ParseCase] = &[
 pub const OLMO_PARSE: &[ParseCase] = &[
   ParseCase {
     id: "olmo_multi",
-    text: "<function_calls>\nwrite_file(path=\"/tmp/a\", content=\"hello\", overwrite=True)\nread(path=\"/tmp/a\")\n  ls()\n</function_calls>",
+    text: "<function_calls>\nwrite_file(path=\"/data/a\", content=\"hello\", overwrite=True)\nread(path=\"/data/a\")\n  ls()\n</function_calls>",
     grammars: Some(&["olmo"]),
-    expected: r#"[{"name":"write_file","arguments":{"path":"/tmp/a","content":"hello","overwrite":true},"grammar":"olmo"},{"name":"read","arguments":{"path":"/tmp/a"},"grammar":"olmo"},{"name":"ls","arguments":{},"grammar":"olmo"}]"#,
+    expected: r#"[{"name":"write_file","arguments":{"path":"/data/a","content":"hello","overwrite":true},"grammar":"olmo"},{"name":"read","arguments":{"path":"/data/a"},"grammar":"olmo"},{"name":"ls","arguments":{},"grammar":"olmo"}]"#,
   },
   ParseCase {
     id: "olmo_fenced",
-    text: "```\n<function_calls>\nread(path=\"/tmp/a\")\n</function_calls>\n```",
+    text: "```\n<function_calls>\nread(path=\"/data/a\")\n</function_calls>\n```",
     grammars: Some(&["olmo"]),
     expected: r#"[]"#,
   },
