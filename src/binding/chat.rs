@@ -20,7 +20,7 @@ use crate::chat::retry::{
   classify_provider_retry, compute_provider_retry_delay, provider_retry_after_ms, ErrorInfo, ResponseMeta,
   RetryDelayOptions,
 };
-use crate::chat::service::{run_chat, ChatRequest, Item};
+use crate::chat::service::{run_chat, ChatError, ChatRequest, Item};
 
 /// Largest number of chunks handed over per batch; the first batch of a stream is kept small so
 /// the first chunk reaches the caller without waiting for a burst to be drained.
@@ -69,7 +69,7 @@ impl Drop for ChatStream {
 }
 
 /// Start streaming. The request JSON is `{config, models?, messages, tools?, options?}`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn chat_start(request_json: String) -> Result<ChatStream> {
   let v: Value = serde_json::from_str(&request_json).map_err(invalid)?;
   let req = ChatRequest {
@@ -82,8 +82,14 @@ pub fn chat_start(request_json: String) -> Result<ChatStream> {
   let (tx, rx) = mpsc::channel(CHANNEL);
   let cancel = CancellationToken::new();
   let task_cancel = cancel.clone();
+  // A panic in the core ends the stream with an error instead of a silently closed channel.
+  let panic_tx = tx.clone();
   napi::bindgen_prelude::spawn(async move {
-    run_chat(client().clone(), req, tx, task_cancel).await;
+    let run = std::panic::AssertUnwindSafe(run_chat(client().clone(), req, tx, task_cancel));
+    if futures_util::FutureExt::catch_unwind(run).await.is_err() {
+      let error = ChatError::plain("pi-native: internal error in the chat core");
+      let _ = panic_tx.send(Item::Error(error)).await;
+    }
   });
   Ok(ChatStream {
     rx: Arc::new(Mutex::new(rx)),
@@ -146,14 +152,14 @@ impl ChatStream {
   }
 
   /// Stop the request (idempotent): the provider connection is closed.
-  #[napi]
+  #[napi(catch_unwind)]
   pub fn cancel(&self) {
     self.cancel.cancel();
   }
 }
 
 /// Resolve the configured model (throws `Unknown pi-ai model: <provider>/<id>`): model JSON.
-#[napi]
+#[napi(catch_unwind)]
 pub fn chat_resolve_model(config_json: String, models_json: String) -> Result<String> {
   let config: Value = serde_json::from_str(&config_json).map_err(invalid)?;
   let models: Value = serde_json::from_str(&models_json).map_err(invalid)?;
@@ -184,7 +190,7 @@ fn response_meta(v: &Value) -> Option<ResponseMeta> {
 
 /// Blade's pure helpers, by name, over JSON arguments; returns JSON (`null` for undefined).
 /// Errors thrown by the helper come back as `{"error": message}`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn chat_helper(name: String, args_json: String) -> Result<String> {
   let args: Vec<Value> = serde_json::from_str(&args_json).map_err(invalid)?;
   let out: Value = match name.as_str() {

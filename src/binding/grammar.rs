@@ -47,7 +47,7 @@ fn strings(v: Option<&Value>) -> Option<Vec<String>> {
 
 /// `parseToolGrammarLeaks(text, grammars?)`: the text crosses as UTF-16 (one copy, lone
 /// surrogates intact).
-#[napi]
+#[napi(catch_unwind)]
 pub fn grammar_parse(text: Utf16String, grammars_json: Option<String>) -> Result<String> {
   let grammars = match grammars_json {
     Some(g) => strings(Some(&json::parse(&g).map_err(invalid)?)),
@@ -64,7 +64,7 @@ pub fn grammar_parse(text: Utf16String, grammars_json: Option<String>) -> Result
 /// `{mode, knownTools: [...], grammars?, requireKnownTool?, unknownToolText?}`. Returns `"U"` for
 /// the unchanged result, otherwise the result as JSON with `message` (the new slim message) when
 /// the message changed.
-#[napi]
+#[napi(catch_unwind)]
 pub fn grammar_recover(message_json: String, options_json: String, now_ms: f64) -> Result<String> {
   let message = json::parse_ext(&message_json).map_err(invalid)?;
   let options = json::parse(&options_json).map_err(invalid)?;
@@ -104,7 +104,7 @@ pub fn grammar_recover(message_json: String, options_json: String, now_ms: f64) 
 }
 
 /// Model-gate families as `{source, flags}` pairs for the JS RegExp list.
-#[napi]
+#[napi(catch_unwind)]
 pub fn grammar_recovery_models() -> String {
   let mut o = Obj::new();
   let list: Vec<Value> = grammar::GRAMMAR_RECOVERY_MODELS

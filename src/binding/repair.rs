@@ -67,7 +67,7 @@ impl Drop for NativeSchema {
 }
 
 /// Compile a schema given as JSON in which TypeBox's `~kind` / `~optional` markers are ordinary keys.
-#[napi]
+#[napi(catch_unwind)]
 pub fn compile_schema(schema_json: String) -> Result<NativeSchema> {
   let v = json::parse(&schema_json).map_err(invalid)?;
   let schema = Schema::compile(&v).map_err(invalid)?;
@@ -89,7 +89,7 @@ impl Drop for NativePreprocessors {
   }
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn compile_preprocessors(json_text: String) -> Result<NativePreprocessors> {
   let v = json::parse(&json_text).map_err(invalid)?;
   Ok(NativePreprocessors {
@@ -110,7 +110,7 @@ impl Drop for NativeLegacyConfig {
   }
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn compile_legacy_config(json_text: String) -> Result<NativeLegacyConfig> {
   let v = json::parse(&json_text).map_err(invalid)?;
   Ok(NativeLegacyConfig {
@@ -319,7 +319,7 @@ fn encode_result(r: &PipelineResult) -> String {
 /// Run the whole pipeline once. `flags`: 1 = allow truncated completion, 2 = allow valid-value
 /// transforms, 4 = an owner shim exists, 8 = the input text is in the extended form, 16 = the
 /// input reaches some object twice.
-#[napi]
+#[napi(catch_unwind)]
 #[allow(clippy::too_many_arguments)]
 pub fn run_pipeline(
   input_json: String,
@@ -359,7 +359,7 @@ pub fn run_pipeline(
 }
 
 /// `recoverEnvelope`: JSON `{"v"?: value, "c": changes, "k": candidates, "l": limited}`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn recover_envelope(input_json: String, flags: u32, limits: Option<Vec<f64>>) -> Result<String> {
   let input = parse_input(&input_json, flags & 8 != 0)?;
   let env = envelope::recover_envelope(&input, &limits_from(limits, flags & 16 != 0)).map_err(map_err)?;
@@ -385,7 +385,7 @@ pub fn recover_envelope(input_json: String, flags: u32, limits: Option<Vec<f64>>
 }
 
 /// `preprocessInput`: JSON `{"v": value, "c": changes, "ob": [ruleIds]}`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn preprocess_input(
   input_json: String,
   ext: bool,
@@ -429,7 +429,7 @@ pub fn preprocess_input(
 
 /// The edit fold on one value (ext JSON in): `""` when it does not apply, else
 /// JSON `{"v": folded value, "n": note}`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn fold_flat_edit_fields(value_json: String, tool_name: String) -> Result<String> {
   let mut v = parse_input(&value_json, true)?;
   let Value::Object(o) = &mut v else {
@@ -449,13 +449,13 @@ pub fn fold_flat_edit_fields(value_json: String, tool_name: String) -> Result<St
 }
 
 /// The built-in tables of pi's seven tools, as JSON.
-#[napi]
+#[napi(catch_unwind)]
 pub fn builtin_tables() -> String {
   tables::builtin_tables_json()
 }
 
 /// A JSON string in, a JSON string out (exact for lone surrogates).
-#[napi]
+#[napi(catch_unwind)]
 pub fn escape_json_string_control_characters(text_json: String) -> Result<String> {
   let v = json::parse(&text_json).map_err(invalid)?;
   let s = v.as_str().unwrap_or_default();
@@ -463,7 +463,7 @@ pub fn escape_json_string_control_characters(text_json: String) -> Result<String
 }
 
 /// A JSON string in, a JSON string out.
-#[napi]
+#[napi(catch_unwind)]
 pub fn unwrap_markdown_auto_links(text_json: String) -> Result<String> {
   let v = json::parse(&text_json).map_err(invalid)?;
   let s = v.as_str().unwrap_or_default();
