@@ -88,6 +88,9 @@ const PROVIDER_DEFAULT_HEADERS = {
   cerebras: { 'X-Cerebras-3rd-Party-Integration': 'blade' },
 }
 
+// Abort listeners of streams whose iterator was dropped without being finished.
+const abandoned = new FinalizationRegistry(({ signal, onAbort }) => signal.removeEventListener('abort', onAbort))
+
 // Live runtime objects Blade may put on its config; they never cross the boundary.
 const LIVE_FIELDS = new Set(['providerCircuitRegistry', 'providerRequestAdmissionScheduler', 'modelCatalog'])
 
@@ -141,9 +144,16 @@ export class PiNativeChatService {
       options: options ?? {},
     })
     const handle = native.chatStart(request)
-    const onAbort = () => handle.cancel()
+    // The listener holds the handle weakly: an iterator abandoned without return() lets the handle
+    // be collected (its native side then cancels the request), and the registry removes the
+    // listener from a long-lived signal.
+    const ref = new WeakRef(handle)
+    const onAbort = () => ref.deref()?.cancel()
     if (signal?.aborted) handle.cancel()
-    else signal?.addEventListener('abort', onAbort, { once: true })
+    else if (signal) {
+      signal.addEventListener('abort', onAbort, { once: true })
+      abandoned.register(handle, { signal, onAbort }, handle)
+    }
     try {
       for (;;) {
         const batch = JSON.parse(await handle.nextBatch())
@@ -158,6 +168,7 @@ export class PiNativeChatService {
       }
     } finally {
       signal?.removeEventListener('abort', onAbort)
+      abandoned.unregister(handle)
       handle.cancel()
     }
   }

@@ -7,9 +7,15 @@ cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci --no-audit --no-fund
 log=$(mktemp)
 rc=0
-cargo test --locked 2>&1 | tee "$log" || rc=1
+cargo_rc=0
+cargo test --locked 2>&1 | tee "$log" || cargo_rc=1
 passed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
 failed=$(grep -Eo '[0-9]+ failed;' "$log" | awk '{s+=$1} END {print s+0}')
+# A build failure (or a missing toolchain) must count as a failure in the totals too.
+if [ "$cargo_rc" != 0 ]; then
+  rc=1
+  [ "$failed" = 0 ] && failed=1
+fi
 rm -f "$log"
 if [ -z "${PI_NATIVE_SKIP_BUILD:-}" ]; then
   if ! npx napi build --platform --release --esm; then

@@ -329,6 +329,19 @@ describe("liveness", () => {
     expect(mock.requests).toHaveLength(1);
   });
 
+  it("the idle watchdog also covers a provider that never sends response headers", async () => {
+    const mock = await mockProvider();
+    const service = createChatService(completionsConfig(mock, "hang-headers", { streamIdleTimeout: 1_000, maxRetries: 0 }));
+    const started = performance.now();
+    const { chunks, error } = await collect(service.streamChat(USER));
+    expect(chunks).toEqual([
+      { providerStall: { phase: "detected", stallCount: 1, durationMs: 500, warningAfterMs: 500, timeoutMs: 1_000, outputStarted: false } },
+    ]);
+    expect(error).toBeInstanceOf(StreamIdleTimeoutError);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    await expectConnectionClosed(mock);
+  });
+
   it("the total attempt deadline ends a silent stream with ProviderRequestDeadlineExceededError", async () => {
     const mock = await mockProvider();
     const service = createChatService(completionsConfig(mock, "hang", { timeout: 700, maxRetries: 0 }));

@@ -54,6 +54,44 @@ fn parse_models(v: Option<&Value>) -> Result<Vec<Model>> {
   }
 }
 
+/// Deepest JSON nesting a chat request may have (tool schemas can be deep; the parser recurses).
+const MAX_REQUEST_DEPTH: usize = 2_000;
+
+/// Parse the request without serde's 128-level recursion limit, after a cheap depth check.
+fn parse_request(text: &str) -> Result<Value> {
+  let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+  for &b in text.as_bytes() {
+    if in_string {
+      match (escaped, b) {
+        (true, _) => escaped = false,
+        (false, b'\\') => escaped = true,
+        (false, b'"') => in_string = false,
+        _ => {}
+      }
+      continue;
+    }
+    match b {
+      b'"' => in_string = true,
+      b'{' | b'[' => {
+        depth += 1;
+        max = max.max(depth);
+      }
+      b'}' | b']' => depth = depth.saturating_sub(1),
+      _ => {}
+    }
+  }
+  if max > MAX_REQUEST_DEPTH {
+    return Err(invalid(format!(
+      "pi-native: chat request nested deeper than {MAX_REQUEST_DEPTH} levels"
+    )));
+  }
+  let mut de = serde_json::Deserializer::from_str(text);
+  de.disable_recursion_limit();
+  let v = <Value as serde::Deserialize>::deserialize(&mut de).map_err(invalid)?;
+  de.end().map_err(invalid)?;
+  Ok(v)
+}
+
 /// One running `streamChat` call.
 #[napi]
 pub struct ChatStream {
@@ -71,7 +109,7 @@ impl Drop for ChatStream {
 /// Start streaming. The request JSON is `{config, models?, messages, tools?, options?}`.
 #[napi(catch_unwind)]
 pub fn chat_start(request_json: String) -> Result<ChatStream> {
-  let v: Value = serde_json::from_str(&request_json).map_err(invalid)?;
+  let v = parse_request(&request_json)?;
   let req = ChatRequest {
     config: v.get("config").cloned().unwrap_or(Value::Null),
     models: Arc::new(parse_models(v.get("models"))?),

@@ -7,3 +7,17 @@ mod chat;
 mod grammar;
 mod handles;
 mod repair;
+
+/// Panics are turned into JS errors at every entry point; keep the default hook from printing a
+/// backtrace (with whatever text the panic carried) into a host's terminal UI.
+#[cfg(not(test))]
+#[napi_derive::module_init]
+fn quiet_panics() {
+  std::panic::set_hook(Box::new(|info| {
+    let location = info
+      .location()
+      .map(|l| format!(" at {}:{}", l.file(), l.line()))
+      .unwrap_or_default();
+    eprintln!("pi-native: internal error{location}");
+  }));
+}

@@ -234,7 +234,11 @@ impl Resolver<'_> {
 /// Anthropic wire also a trailing `/v1` (its path already contains it).
 pub fn normalize_base_url(url: &str, api: &str) -> String {
   let mut s = url.trim().trim_end_matches('/').to_string();
-  if api == "anthropic-messages" && s.len() >= 3 && s[s.len() - 3..].eq_ignore_ascii_case("/v1") {
+  if api == "anthropic-messages"
+    && s
+      .get(s.len().saturating_sub(3)..)
+      .is_some_and(|t| t.eq_ignore_ascii_case("/v1"))
+  {
     s.truncate(s.len() - 3);
     s = s.trim_end_matches('/').to_string();
   }

@@ -35,6 +35,8 @@ const MIN_RECOVERY_BUDGET_MS: f64 = 30_000.0;
 const MAX_RECOVERY_BUDGET_MS: f64 = 3_600_000.0;
 /// Bytes decoded per step of a large read.
 const DECODE_SLICE: usize = 8 * 1024;
+/// Largest image downloaded for a request.
+const MAX_IMAGE_BYTES: usize = 50 * 1024 * 1024;
 /// Largest error body read from a failed response.
 const MAX_ERROR_BODY: usize = 1 << 20;
 
@@ -520,7 +522,7 @@ impl Run<'_> {
       let request = adapter
         .build_request(model, context, &wire_opts)
         .map_err(ChatError::plain)?;
-      let mut source = EventSource::open(client, &model.api, request, response).await?;
+      let mut source = EventSource::new(client, &model.api, request);
       let mut parser = adapter.parser(model, &wire_opts);
       let warning = resolve_stream_stall_warning_ms(idle_ms, None);
       let mut stall_count = 0u32;
@@ -530,6 +532,7 @@ impl Run<'_> {
         let event = next_with_watchdog(
           &mut source,
           parser.as_mut(),
+          response,
           idle_ms,
           warning,
           &mut stall_count,
@@ -627,9 +630,13 @@ fn num(x: f64) -> Value {
   }
 }
 
-/// The response body of one attempt as semantic events.
+/// The response of one attempt as semantic events. The request is sent on the first read, so the
+/// idle watchdog also covers connecting, waiting for headers and reading an error body.
 struct EventSource {
-  body: futures_util::stream::BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>,
+  client: reqwest::Client,
+  api: String,
+  request: Option<super::types::HttpRequest>,
+  body: Option<futures_util::stream::BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>>,
   /// Bytes read but not yet decoded: a large read is decoded a slice at a time so the first
   /// events reach the caller before the whole burst is parsed.
   pending: bytes::Bytes,
@@ -642,19 +649,36 @@ struct EventSource {
 fn transport_message(e: &reqwest::Error) -> String {
   if e.is_timeout() {
     "Request timed out.".into()
+  } else if e.is_builder() {
+    // A request that could not even be built (e.g. a header value with a line break): say so,
+    // without echoing the offending value.
+    "Invalid request: a URL or header value is malformed".into()
   } else {
     "Connection error.".into()
   }
 }
 
 impl EventSource {
+  fn new(client: &reqwest::Client, api: &str, request: super::types::HttpRequest) -> EventSource {
+    EventSource {
+      client: client.clone(),
+      api: api.to_string(),
+      request: Some(request),
+      body: None,
+      pending: bytes::Bytes::new(),
+      decoder: SseDecoder::default(),
+      queue: VecDeque::new(),
+      ended: false,
+    }
+  }
+
   /// Send the request; a non-2xx response becomes the error its wire adapter would report.
   async fn open(
     client: &reqwest::Client,
     api: &str,
     request: super::types::HttpRequest,
     response_meta: &mut Option<ResponseMeta>,
-  ) -> Result<EventSource, ChatError> {
+  ) -> Result<futures_util::stream::BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>, ChatError> {
     let mut body = serde_json::to_vec(&request.body).map_err(|e| ChatError::plain(e.to_string()))?;
     if request.zstd {
       body = zstd::bulk::compress(&body, 3).map_err(|e| ChatError::plain(e.to_string()))?;
@@ -696,22 +720,23 @@ impl EventSource {
       e.status = Some(status);
       return Err(e);
     }
-    let mut queue = VecDeque::new();
-    queue.push_back(StreamEvent::Start);
-    Ok(EventSource {
-      body: response.bytes_stream().boxed(),
-      pending: bytes::Bytes::new(),
-      decoder: SseDecoder::default(),
-      queue,
-      ended: false,
-    })
+    Ok(response.bytes_stream().boxed())
   }
 
   /// The next semantic event; `None` when the body ended without one.
-  async fn next_event(&mut self, parser: &mut (dyn StreamParser + Send)) -> Result<Option<StreamEvent>, ChatError> {
+  async fn next_event(
+    &mut self,
+    parser: &mut (dyn StreamParser + Send),
+    meta: &mut Option<ResponseMeta>,
+  ) -> Result<Option<StreamEvent>, ChatError> {
     loop {
       if let Some(e) = self.queue.pop_front() {
         return Ok(Some(e));
+      }
+      if let Some(request) = self.request.take() {
+        self.body = Some(EventSource::open(&self.client, &self.api, request, meta).await?);
+        self.queue.push_back(StreamEvent::Start);
+        continue;
       }
       if !self.pending.is_empty() {
         let slice = self.pending.split_to(self.pending.len().min(DECODE_SLICE));
@@ -721,7 +746,10 @@ impl EventSource {
       if self.ended {
         return Ok(None);
       }
-      match self.body.next().await {
+      let Some(body) = self.body.as_mut() else {
+        return Ok(None);
+      };
+      match body.next().await {
         Some(Ok(bytes)) => self.pending = bytes,
         Some(Err(e)) => {
           return Err(ChatError::plain(if e.is_decode() || e.is_body() {
@@ -767,9 +795,11 @@ impl EventSource {
 /// Wait for the next semantic event with the idle watchdog of §6.1: one pending read; a stall
 /// warning after `warning` ms (detected, then recovered on the same read), the idle error at
 /// `idle` ms.
+#[allow(clippy::too_many_arguments)]
 async fn next_with_watchdog(
   source: &mut EventSource,
   parser: &mut (dyn StreamParser + Send),
+  meta: &mut Option<ResponseMeta>,
   idle: u64,
   warning: Option<u64>,
   stall_count: &mut u32,
@@ -777,7 +807,7 @@ async fn next_with_watchdog(
   out: &Out<'_>,
 ) -> Result<Option<StreamEvent>, ChatError> {
   let started = Instant::now();
-  let next = source.next_event(parser);
+  let next = source.next_event(parser, meta);
   tokio::pin!(next);
   let mut stall: Option<Map<String, Value>> = None;
   loop {
@@ -823,6 +853,7 @@ fn valid_recovery_budget(budget: f64) -> bool {
 async fn fetch_images(
   client: &reqwest::Client,
   urls: Vec<String>,
+  timeout_ms: u64,
   cancel: &CancellationToken,
 ) -> Result<HashMap<String, super::context::FetchedImage>, ChatError> {
   use base64::Engine;
@@ -840,11 +871,28 @@ async fn fetch_images(
         .and_then(|v| v.to_str().ok())
         .map(|v| v.split(';').next().unwrap_or("").to_string())
         .unwrap_or_else(|| "image/png".into());
-      let bytes = response.bytes().await.map_err(|e| transport_message(&e))?;
+      if response.content_length().is_some_and(|n| n > MAX_IMAGE_BYTES as u64) {
+        return Err(format!(
+          "Failed to load image {url}: larger than {MAX_IMAGE_BYTES} bytes"
+        ));
+      }
+      let mut bytes = Vec::new();
+      let mut stream = response.bytes_stream();
+      while let Some(chunk) = stream.next().await {
+        bytes.extend_from_slice(&chunk.map_err(|e| transport_message(&e))?);
+        if bytes.len() > MAX_IMAGE_BYTES {
+          return Err(format!(
+            "Failed to load image {url}: larger than {MAX_IMAGE_BYTES} bytes"
+          ));
+        }
+      }
       Ok((mime, base64::engine::general_purpose::STANDARD.encode(&bytes)))
     };
     let r = tokio::select! {
       r = fetched => r,
+      _ = tokio::time::sleep(Duration::from_millis(timeout_ms)) => {
+        Err(format!("Failed to load image {url}: no response within {timeout_ms}ms"))
+      }
       _ = cancel.cancelled() => return Err(ChatError::abort()),
     };
     if let Err(e) = &r {
@@ -937,7 +985,11 @@ async fn stream_chat(
   let filtered = filter_orphan_tool_messages(&req.messages);
   check_images(&filtered, &model).map_err(ChatError::plain)?;
   let disable_thinking = thinking_forced_off(&filtered, required.as_deref());
-  let images = fetch_images(client, remote_image_urls(&filtered, &model), cancel).await?;
+  let idle_ms = num_field(&req.config, "streamIdleTimeout")
+    .filter(|t| *t > 0.0)
+    .map(|t| t as u64)
+    .unwrap_or(DEFAULT_STREAM_IDLE_TIMEOUT_MS);
+  let images = fetch_images(client, remote_image_urls(&filtered, &model), idle_ms, cancel).await?;
   let context = build_context(&filtered, &model, &req.tools, required.as_deref(), &images, &mut |_| {})
     .map_err(ChatError::plain)?;
 

@@ -19,6 +19,8 @@ pub struct SseEvent {
 pub enum SseError {
   #[error("SSE line longer than {0} bytes")]
   LineTooLong(usize),
+  #[error("SSE event larger than {0} bytes")]
+  EventTooLarge(usize),
 }
 
 pub struct SseDecoder {
@@ -59,6 +61,10 @@ impl SseDecoder {
 
   /// Feed bytes; complete events are appended to `out`.
   pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+    // One event's joined data lines are bounded like one line is (x4).
+    if self.data.len() > self.max_line.saturating_mul(4) {
+      return Err(SseError::EventTooLarge(self.max_line.saturating_mul(4)));
+    }
     if self.pending_cr {
       self.pending_cr = false;
       if bytes.first() == Some(&b'\n') {
@@ -244,5 +250,12 @@ mod tests {
     let mut out = Vec::new();
     assert!(d.feed(b"data: 0123", &mut out).is_ok());
     assert_eq!(d.feed(b"456789abcdef", &mut out), Err(SseError::LineTooLong(16)));
+    let mut d = SseDecoder::new(16);
+    let mut out = Vec::new();
+    let mut result = Ok(());
+    for _ in 0..10 {
+      result = result.and(d.feed(b"data: 0123456789\n", &mut out));
+    }
+    assert_eq!(result, Err(SseError::EventTooLarge(64)));
   }
 }
