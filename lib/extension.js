@@ -16,29 +16,44 @@
 //   PI_TOOL_REPAIR_SETTINGS     settings file (see ./settings.js)
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import {
-  createBashToolDefinition,
-  createEditToolDefinition,
-  createFindToolDefinition,
-  createGrepToolDefinition,
-  createLsToolDefinition,
-  createReadToolDefinition,
-  createWriteToolDefinition,
-  getAgentDir,
-} from '@earendil-works/pi-coding-agent'
-import { wrapTextWithAnsi } from '@earendil-works/pi-tui'
 import { BUILTIN_TOOL_REPAIRS, RepairLifecycle, attachRepairNotes, runRepairPipeline } from './core.js'
 import { modelLeaksGrammar, recoverGrammarLeaks } from './grammar.js'
-import { grammarModeForProfile, loadDisplaySettings, saveDisplaySettings } from './settings.js'
 
-const TOOL_FACTORIES = [
-  ['read', createReadToolDefinition],
-  ['bash', createBashToolDefinition],
-  ['edit', createEditToolDefinition],
-  ['write', createWriteToolDefinition],
-  ['grep', createGrepToolDefinition],
-  ['find', createFindToolDefinition],
-  ['ls', createLsToolDefinition],
+// pi's packages (and ./settings.js, which reads pi's agent dir) are imported dynamically so that a
+// missing pi fails with an error that says what this entry is and what to import instead, rather
+// than with Node's bare "Cannot find package". Inside pi nothing changes: pi's loader (jiti) first
+// imports an extension natively and, if that throws, again transpiled with pi's packages aliased to
+// its own copies (dynamic imports included), which is how an extension installed without its own
+// copy of pi loads.
+let piModules
+try {
+  const [agent, tui, settings] = await Promise.all([
+    import('@earendil-works/pi-coding-agent'),
+    import('@earendil-works/pi-tui'),
+    import('./settings.js'),
+  ])
+  piModules = { agent, tui, settings }
+} catch (cause) {
+  const detail = cause && typeof cause.message === 'string' ? cause.message.split('\n')[0] : String(cause)
+  const error = new Error(
+    'pi-native: the package root is the pi extension (`pi install npm:pi-native`); it runs inside pi and needs ' +
+      "pi's packages @earendil-works/pi-coding-agent and @earendil-works/pi-tui (Node >= 22.19, like pi), which " +
+      `could not be loaded: ${detail}. Outside pi, import the library subpaths instead: pi-native/core, ` +
+      'pi-native/pi, pi-native/grammar or pi-native/chat (Node >= 20).',
+    { cause },
+  )
+  error.code = 'PI_NATIVE_PI_UNAVAILABLE'
+  throw error
+}
+
+const toolFactories = (agent) => [
+  ['read', agent.createReadToolDefinition],
+  ['bash', agent.createBashToolDefinition],
+  ['edit', agent.createEditToolDefinition],
+  ['write', agent.createWriteToolDefinition],
+  ['grep', agent.createGrepToolDefinition],
+  ['find', agent.createFindToolDefinition],
+  ['ls', agent.createLsToolDefinition],
 ]
 
 /** customType of the session entries that remember which tool calls were repaired (no values, no notes). */
@@ -53,7 +68,7 @@ function telemetryFile() {
   const value = process.env.PI_TOOL_REPAIR_TELEMETRY
   if (value === 'off' || value === '0' || value === 'false') return undefined
   if (value) return value
-  return join(getAgentDir(), 'tool-repair', 'telemetry.jsonl')
+  return join(piModules.agent.getAgentDir(), 'tool-repair', 'telemetry.jsonl')
 }
 
 const distinct = (values) => [...new Set(values)]
@@ -83,6 +98,7 @@ class RepairIndicatorComponent {
         return text
       }
     }
+    const { wrapTextWithAnsi } = piModules.tui
     const extra = wrapTextWithAnsi(muted(`🔨 ✓ input repaired (${this.info.rules.join(', ')})`), width)
     if (this.settings.showNotes) {
       for (const note of this.info.notes) extra.push(...wrapTextWithAnsi(muted(`   ↳ ${note}`), width))
@@ -114,6 +130,8 @@ const NEXT_PROFILE = { conservative: 'adaptive', adaptive: 'recover', recover: '
 
 /** @param {import('@earendil-works/pi-coding-agent').ExtensionAPI} pi */
 export default function toolRepairExtension(pi) {
+  const { agent, settings: settingsModule } = piModules
+  const { grammarModeForProfile, loadDisplaySettings, saveDisplaySettings } = settingsModule
   const settings = loadDisplaySettings()
   const lifecycle = new RepairLifecycle()
   /** toolCallId -> feedback, for the TUI indicator (kept for the whole session). */
@@ -234,7 +252,7 @@ export default function toolRepairExtension(pi) {
   const registerOverrides = (cwd) => {
     if (registeredCwd === cwd) return
     registeredCwd = cwd
-    for (const [name, create] of TOOL_FACTORIES) pi.registerTool(wrapTool(name, create(cwd)))
+    for (const [name, create] of toolFactories(agent)) pi.registerTool(wrapTool(name, create(cwd)))
   }
 
   pi.on('session_start', async (_event, ctx) => {
