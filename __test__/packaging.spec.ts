@@ -101,10 +101,11 @@ function project(label: string, installs: string[]): string {
   return dir
 }
 
-function runNode(bin: string, dir: string, script: string, ...args: string[]) {
+function runNode(bin: string | [string, ...string[]], dir: string, script: string, ...args: string[]) {
   const env = { ...process.env }
   delete env.NAPI_RS_NATIVE_LIBRARY_PATH
-  const r = spawnSync(bin, [script, ...args], { cwd: dir, encoding: 'utf8', env, timeout: 60_000 })
+  const [exe, ...flags] = Array.isArray(bin) ? bin : [bin]
+  const r = spawnSync(exe, [...flags, script, ...args], { cwd: dir, encoding: 'utf8', env, timeout: 60_000 })
   const last = r.stdout.trim().split('\n').pop() ?? ''
   try {
     return { ...JSON.parse(last), stderr: r.stderr, status: r.status }
@@ -195,6 +196,16 @@ describe('broken installs fail loudly with the fix, never as absent', () => {
     expect(r).toMatchObject({ threw: true, absent: false, code: 'PI_NATIVE_BINARY_UNAVAILABLE' })
     expect(r.message).toContain(`${platformPackage}@${version} is installed but its ${binaryFile} does not load`)
     expect(r.message).toContain(`npm install ${platformPackage}@${version}`)
+    expect(r.message).not.toContain('npm run build')
+  })
+
+  it('a platform without a prebuilt binary (macOS arm64, simulated): the error says how to build from source', () => {
+    const fake = "Object.defineProperty(process, 'platform', { value: 'darwin' }); Object.defineProperty(process, 'arch', { value: 'arm64' })"
+    const r = runNode([process.execPath, '--import', `data:text/javascript,${encodeURIComponent(fake)}`], plain, 'consumer.mjs', 'pi-native')
+    expect(r).toMatchObject({ threw: true, absent: false, code: 'PI_NATIVE_BINARY_UNAVAILABLE' })
+    expect(r.message).toContain('the native addon for darwin-arm64 could not be loaded')
+    expect(r.message).toContain('No prebuilt pi-native.darwin-arm64.node ships for this platform')
+    expect(r.message).toContain('`node scripts/package.mjs host`')
     expect(r.message).not.toContain('npm run build')
   })
 

@@ -90,8 +90,8 @@ function describeLoadFailure(cause) {
   const where = `${process.platform}-${process.arch}${platform.includes('musl') ? ' (musl libc)' : ''}`
   const head = `pi-native ${version}: the native addon for ${where} could not be loaded.`
   const fromSource =
-    'build it from source: in a clone of the pi-native repository, with a Rust toolchain (rustup) and Node >= 20, ' +
-    `run \`npm ci && npm run package -- host\` and install the two tarballs it writes to pack/ (README, "Build from source"); ` +
+    'build it from source: in a clone of the pi-native repository, with a Rust toolchain (rustup) and a C compiler, ' +
+    `run \`node scripts/package.mjs host\` and \`npm install\` the two tarballs it writes to pack/ (README, "Build from source"); ` +
     'or point NAPI_RS_NATIVE_LIBRARY_PATH at a built .node file.'
 
   // An explicit override that fails is the user's own path.
