@@ -21,13 +21,21 @@ export function parseToolGrammarLeaks(text, grammars) {
   return decode(native.grammarParse(String(text), names))
 }
 
-/** The part of a content item recovery reads. */
-function slimPart(part) {
-  if (part === null || typeof part !== 'object') return { type: null }
-  if (part.type === 'text' && typeof part.text === 'string') return { type: 'text', text: part.text }
-  if (part.type === 'thinking' && typeof part.thinking === 'string') return { type: 'thinking', thinking: part.thinking }
-  if (part.type === 'toolCall' && typeof part.name === 'string') return { type: 'toolCall', name: part.name }
-  return { type: null }
+/** One letter per content part: what recovery reads of it. */
+function partKind(part) {
+  if (part === null || typeof part !== 'object') return 'o'
+  if (part.type === 'text' && typeof part.text === 'string') return 't'
+  if (part.type === 'thinking' && typeof part.thinking === 'string') return 'h'
+  if (part.type === 'toolCall' && typeof part.name === 'string') return 'c'
+  return 'o'
+}
+
+/** The text of `text` cut down to the slices `[start, end, start, end, …]`. */
+function sliced(text, bounds) {
+  if (bounds.length === 2) return text.slice(bounds[0], bounds[1])
+  const pieces = new Array(bounds.length / 2)
+  for (let i = 0; i < bounds.length; i += 2) pieces[i / 2] = text.slice(bounds[i], bounds[i + 1])
+  return pieces.join('')
 }
 
 function unchangedResult(message) {
@@ -49,8 +57,14 @@ function unchangedResult(message) {
 export function recoverGrammarLeaks(message, options) {
   if (options.mode === 'off' || message.role !== 'assistant' || !Array.isArray(message.content)) return unchangedResult(message)
   const content = message.content
-  const slim = { role: 'assistant', content: content.map(slimPart) }
-  if (message.stopReason !== undefined) slim.stopReason = typeof message.stopReason === 'string' ? message.stopReason : null
+  let kinds = ''
+  const texts = []
+  for (const part of content) {
+    const k = partKind(part)
+    kinds += k
+    if (k === 't') texts.push(part.text)
+    else if (k === 'h') texts.push(part.thinking)
+  }
   const opts = {
     mode: options.mode,
     knownTools: options.knownTools ? [...options.knownTools] : [],
@@ -58,26 +72,29 @@ export function recoverGrammarLeaks(message, options) {
     requireKnownTool: options.requireKnownTool,
     unknownToolText: options.unknownToolText,
   }
-  const raw = native.grammarRecover(JSON.stringify(slim), JSON.stringify(opts), Date.now())
+  const stopReason = typeof message.stopReason === 'string' ? message.stopReason : null
+  const raw = native.grammarRecover(kinds, texts, stopReason, JSON.stringify(opts), Date.now())
   if (raw === 'U') return unchangedResult(message)
   const r = decode(raw)
-  if (!r.message) {
+  if (!r.changed) {
     return { ...unchangedResult(message), observed: r.observed, detectedGrammars: r.detectedGrammars, detectedRanges: r.detectedRanges }
   }
   // Rebuild the content: changed text parts are spread copies, others keep their identity;
   // promoted calls share their `arguments` object with `recoveredCalls`, as in the reference.
-  const next = r.message.content
-  const nextContent = content.map((part, i) => {
-    const s = slim.content[i]
-    const n = next[i]
-    if (s.type === 'text' && n.text !== s.text) return { ...part, text: n.text }
-    if (s.type === 'thinking' && n.thinking !== s.thinking) return { ...part, thinking: n.thinking }
-    return part
-  })
-  for (let i = content.length, k = 0; i < next.length; i++, k++) {
-    const call = r.recoveredCalls[k]
-    nextContent.push({ type: 'toolCall', id: next[i].id, name: next[i].name, arguments: call ? call.arguments : next[i].arguments })
+  const nextContent = content.slice()
+  for (const [index, bounds] of r.replaced) {
+    const part = content[index]
+    if (kinds[index] === 't') {
+      const text = sliced(part.text, bounds)
+      if (text !== part.text) nextContent[index] = { ...part, text }
+    } else {
+      const thinking = sliced(part.thinking, bounds)
+      if (thinking !== part.thinking) nextContent[index] = { ...part, thinking }
+    }
   }
+  r.recoveredCalls.forEach((call, k) => {
+    nextContent.push({ type: 'toolCall', id: r.promotedCallIds[k], name: call.name, arguments: call.arguments })
+  })
   const nextMessage = { ...message, content: nextContent }
   if (r.promoted) nextMessage.stopReason = 'toolUse'
   return {

@@ -1,12 +1,12 @@
-//! N-API entry points of grammar-leak recovery. Texts cross as JSON strings (exact for lone
-//! surrogates); messages cross in a slim form carrying only what recovery reads, so large
-//! non-text parts (images) never cross.
+//! N-API entry points of grammar-leak recovery. Texts cross as UTF-16 (one copy each, lone
+//! surrogates intact) and only the parts' kinds cross beside them, so large non-text parts
+//! (images) never cross; a changed text comes back as slices of the old one.
 
 use napi::bindgen_prelude::Utf16String;
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 
-use crate::repair::grammar::{self, Mode, RecoveredToolCall, RecoveryOptions};
+use crate::repair::grammar::{self, Mode, PartIn, RecoveredToolCall, RecoveryOptions};
 use crate::repair::json;
 use crate::repair::value::{Obj, Value};
 
@@ -60,13 +60,22 @@ pub fn grammar_parse(text: Utf16String, grammars_json: Option<String>) -> Result
   Ok(out)
 }
 
-/// `recoverGrammarLeaks` over a slim message (`{role, stopReason?, content: [...]}`) and options
+/// `recoverGrammarLeaks` over an assistant message's parts: `kinds` has one letter per content
+/// part (`t` text, `h` thinking, `c` toolCall with a string name, anything else for other parts),
+/// `texts` the text of each `t`/`h` part in order (UTF-16, one copy each), `stop_reason` the
+/// message's `stopReason` when it is a string, and the options as JSON
 /// `{mode, knownTools: [...], grammars?, requireKnownTool?, unknownToolText?}`. Returns `"U"` for
-/// the unchanged result, otherwise the result as JSON with `message` (the new slim message) when
-/// the message changed.
+/// the unchanged result, otherwise the result as JSON where `replaced` lists
+/// `[part index, [start, end, start, end, …]]`: each changed part's new text as slices of its old
+/// text, so no text crosses back.
 #[napi(catch_unwind)]
-pub fn grammar_recover(message_json: String, options_json: String, now_ms: f64) -> Result<String> {
-  let message = json::parse_ext(&message_json).map_err(invalid)?;
+pub fn grammar_recover(
+  kinds: String,
+  texts: Vec<Utf16String>,
+  stop_reason: Option<String>,
+  options_json: String,
+  now_ms: f64,
+) -> Result<String> {
   let options = json::parse(&options_json).map_err(invalid)?;
   let mode_name = options.get_key("mode").and_then(Value::as_str).unwrap_or("");
   // Any mode string other than the four known ones behaves like "strip" in the reference.
@@ -75,8 +84,23 @@ pub fn grammar_recover(message_json: String, options_json: String, now_ms: f64) 
   opts.grammars = strings(options.get_key("grammars"));
   opts.require_known_tool = !matches!(options.get_key("requireKnownTool"), Some(Value::Bool(false)));
   opts.unknown_tool_text_strip = options.get_key("unknownToolText").and_then(Value::as_str) == Some("strip");
-  let r = grammar::recover_grammar_leaks(&message, &opts, now_ms);
-  if !r.changed && !r.observed && r.message.is_none() {
+  let mut next_text = texts.iter();
+  let mut parts = Vec::with_capacity(kinds.len());
+  for k in kinds.bytes() {
+    parts.push(match k {
+      b't' | b'h' => {
+        let units: &[u16] = next_text.next().ok_or_else(|| invalid("pi-native: fewer texts than text parts"))?;
+        PartIn::Text {
+          field: if k == b't' { "text" } else { "thinking" },
+          units,
+        }
+      }
+      b'c' => PartIn::ToolCall,
+      _ => PartIn::Other,
+    });
+  }
+  let r = grammar::recover_parts(&parts, stop_reason.as_deref(), &opts, now_ms);
+  if !r.changed && !r.observed {
     return Ok("U".into());
   }
   let mut out = String::with_capacity(256);
@@ -89,17 +113,24 @@ pub fn grammar_recover(message_json: String, options_json: String, now_ms: f64) 
     r.stripped_ranges, r.promoted, r.observed
   ));
   names_json(&mut out, &r.detected_grammars);
-  out.push_str(&format!(
-    ",\"detectedRanges\":{},\"promotedCallIds\":",
-    r.detected_ranges
-  ));
+  out.push_str(&format!(",\"detectedRanges\":{},\"promotedCallIds\":", r.detected_ranges));
   let ids: Vec<&str> = r.promoted_call_ids.iter().map(String::as_str).collect();
   names_json(&mut out, &ids);
-  if let Some(m) = &r.message {
-    out.push_str(",\"message\":");
-    out.push_str(&json::stringify_ext(m));
+  out.push_str(",\"replaced\":[");
+  for (i, (index, segments)) in r.replaced.iter().enumerate() {
+    if i > 0 {
+      out.push(',');
+    }
+    out.push_str(&format!("[{index},["));
+    for (j, (a, b)) in segments.iter().enumerate() {
+      if j > 0 {
+        out.push(',');
+      }
+      out.push_str(&format!("{a},{b}"));
+    }
+    out.push_str("]]");
   }
-  out.push('}');
+  out.push_str("]}");
   Ok(out)
 }
 

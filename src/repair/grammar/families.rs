@@ -217,28 +217,61 @@ fn is_false(hit: &Hit, hay: Hay, group: usize) -> bool {
 /// lacks it. `lower` is the text with ASCII letters lower-cased and every non-ASCII unit mapped to
 /// a byte no pattern literal contains, so a miss here is a miss for the `i` patterns too (their
 /// case folding is ASCII-only; the `iu` DSML patterns also fold U+017F to `s`, checked apart).
-struct Gates {
+/// The literals that start with `<` are all looked for in one pass over the `<`s of the text;
+/// case-sensitive literals are found in `lower` and confirmed on the text's own units.
+struct Gates<'t> {
+  text: &'t [u16],
   lower: Vec<u8>,
-  raw: Vec<u8>,
   long_s: bool,
+  /// Which of `ANGLE` occur.
+  angle: [bool; ANGLE.len()],
 }
 
-impl Gates {
-  fn new(text: &[u16]) -> Gates {
-    let raw: Vec<u8> = text.iter().map(|&u| if u < 0x80 { u as u8 } else { 0xFF }).collect();
-    let lower = raw.iter().map(u8::to_ascii_lowercase).collect();
-    let ascii = text.iter().fold(0u16, |acc, &u| acc | u) < 0x80;
+/// Gate literals that start with `<` (lower case).
+const ANGLE: [&str; 6] = [
+  "<function_call>",
+  "<tool_call>",
+  "<tools>",
+  "<function=",
+  "<|python_tag|>",
+  "<function_calls>",
+];
+
+impl<'t> Gates<'t> {
+  fn new(text: &'t [u16]) -> Gates<'t> {
+    // One vectorisable pass: ASCII lower-cased, anything else 0xFF.
+    let lower: Vec<u8> = text
+      .iter()
+      .map(|&u| if u < 0x80 { (u as u8).to_ascii_lowercase() } else { 0xFF })
+      .collect();
+    let ascii = !lower.contains(&0xFF);
+    let mut angle = [false; ANGLE.len()];
+    for at in memchr::memchr_iter(b'<', &lower) {
+      let rest = &lower[at..];
+      for (seen, lit) in angle.iter_mut().zip(ANGLE) {
+        *seen |= rest.starts_with(lit.as_bytes());
+      }
+      if angle.iter().all(|&a| a) {
+        break;
+      }
+    }
     Gates {
-      lower,
-      raw,
+      text,
       long_s: !ascii && text.contains(&0x017F),
+      lower,
+      angle,
     }
   }
   fn ci(&self, literal: &str) -> bool {
-    memchr::memmem::find(&self.lower, literal.as_bytes()).is_some()
+    if let Some(i) = ANGLE.iter().position(|&a| a == literal) {
+      return self.angle[i];
+    }
+    memchr::memmem::find(&self.lower, literal.to_ascii_lowercase().as_bytes()).is_some()
   }
   fn cs(&self, literal: &str) -> bool {
-    memchr::memmem::find(&self.raw, literal.as_bytes()).is_some()
+    let lit: Vec<u16> = literal.encode_utf16().collect();
+    memchr::memmem::find_iter(&self.lower, literal.to_ascii_lowercase().as_bytes())
+      .any(|at| self.text[at..at + lit.len()] == lit[..])
   }
   fn bare_json(&self) -> bool {
     self.cs("\"name\"") || self.cs("\"function")
@@ -246,6 +279,7 @@ impl Gates {
 }
 
 pub fn candidates(text: &[u16], enabled: Enabled) -> Vec<Candidate> {
+  super::scan::reset_cut_memo(text);
   let gates = Gates::new(text);
   let enabled = Enabled::gated(enabled, |g| match g {
     Grammar::Dsml => gates.ci("dsml") || gates.long_s,

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::scan::{is_word, is_ws, Hay, Hit, Re};
+use super::scan::{find_unit, is_word, is_ws, Hay, Hit, Re};
 
 const NL: u16 = b'\n' as u16;
 
@@ -18,7 +18,7 @@ fn skip_ws(t: &[u16], mut i: usize) -> usize {
 }
 
 fn next_newline(t: &[u16], from: usize) -> Option<usize> {
-  t.get(from..)?.iter().position(|&u| u == NL).map(|i| from + i)
+  find_unit(t, from, &[NL])
 }
 
 /// Does `lit` (ASCII) occur at `i`, letters compared ASCII-case-insensitively? (JS `i` without

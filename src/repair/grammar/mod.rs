@@ -26,7 +26,6 @@ mod values;
 use std::collections::HashSet;
 
 use families::{candidates, patterns, Candidate, Enabled};
-use scan::trim;
 
 use crate::repair::text::{from_utf16, to_utf16};
 use crate::repair::value::{Obj, Value};
@@ -161,52 +160,113 @@ pub fn parse_tool_grammar_leaks_utf16(text: &[u16], grammars: Option<&[&str]>) -
     .collect()
 }
 
-/// Remove the ranges (in start order; overlaps handled by a cursor), drop spaces/tabs before line
-/// breaks, collapse runs of three or more line breaks to two, and trim.
-fn remove_ranges(text: &[u16], ranges: &mut [(usize, usize)]) -> String {
+/// What is left of `text` after removing the ranges (in start order; overlaps handled by a cursor),
+/// dropping spaces/tabs before line breaks, collapsing runs of three or more line breaks to two,
+/// and trimming — as slices of `text`, in order (their concatenation is the new text). Only line
+/// breaks are visited, so a long text with few leaks costs a few `memchr` passes.
+pub fn remaining_segments(text: &[u16], ranges: &mut [(usize, usize)]) -> Vec<(usize, usize)> {
+  const NL: u16 = b'\n' as u16;
   ranges.sort_by_key(|r| r.0);
-  let mut kept: Vec<u16> = Vec::with_capacity(text.len());
+  // The blocks that survive the removal (original coordinates) and the text they form.
+  let mut blocks: Vec<(usize, usize)> = Vec::with_capacity(ranges.len() + 1);
   let mut cursor = 0;
   for &(start, end) in ranges.iter() {
     if start > cursor {
-      kept.extend_from_slice(&text[cursor..start]);
+      blocks.push((cursor, start));
     }
     cursor = cursor.max(end);
   }
   if cursor < text.len() {
-    kept.extend_from_slice(&text[cursor..]);
+    blocks.push((cursor, text.len()));
   }
-
-  const NL: u16 = b'\n' as u16;
-  let blank = |u: u16| u == b' ' as u16 || u == b'\t' as u16;
-  let mut tidy: Vec<u16> = Vec::with_capacity(kept.len());
-  let mut i = 0;
-  while i < kept.len() {
-    if blank(kept[i]) {
-      let run_end = kept[i..].iter().position(|&u| !blank(u)).map_or(kept.len(), |o| i + o);
-      if kept.get(run_end) != Some(&NL) {
-        tidy.extend_from_slice(&kept[i..run_end]);
+  let kept: std::borrow::Cow<[u16]> = match blocks.as_slice() {
+    [] => std::borrow::Cow::Borrowed(&[][..]),
+    [(a, b)] => std::borrow::Cow::Borrowed(&text[*a..*b]),
+    _ => {
+      let mut k = Vec::with_capacity(text.len());
+      for &(a, b) in &blocks {
+        k.extend_from_slice(&text[a..b]);
       }
-      i = run_end;
-    } else {
-      tidy.push(kept[i]);
-      i += 1;
+      std::borrow::Cow::Owned(k)
+    }
+  };
+  let blank = |u: u16| u == b' ' as u16 || u == b'\t' as u16;
+  // Units to drop (kept coordinates, ascending): blanks before a line break, and the third and
+  // later breaks of a run (a run continues across dropped blanks).
+  let mut drops: Vec<(usize, usize)> = Vec::new();
+  let mut run = 0usize;
+  let mut previous: Option<usize> = None;
+  let mut at = 0;
+  while let Some(q) = scan::find_unit(&kept, at, &[NL]) {
+    let mut j = q;
+    while j > 0 && blank(kept[j - 1]) {
+      j -= 1;
+    }
+    run = if previous.is_some_and(|p| p + 1 == j) { run + 1 } else { 1 };
+    if j < q {
+      drops.push((j, q));
+    }
+    if run >= 3 {
+      match drops.last_mut() {
+        Some(last) if last.1 == q => last.1 = q + 1,
+        _ => drops.push((q, q + 1)),
+      }
+    }
+    previous = Some(q);
+    at = q + 1;
+  }
+  // Dropped units are all white space, so the trimmed bounds are those of the kept text.
+  let Some(first) = kept.iter().position(|&u| !scan::is_ws(u)) else {
+    return Vec::new();
+  };
+  let last = kept.iter().rposition(|&u| !scan::is_ws(u)).map_or(first, |i| i + 1);
+  let mut retained: Vec<(usize, usize)> = Vec::new();
+  let mut from = first;
+  for &(a, b) in &drops {
+    let (a, b) = (a.max(first), b.min(last));
+    if a >= b {
+      continue;
+    }
+    if a > from {
+      retained.push((from, a));
+    }
+    from = from.max(b);
+  }
+  if from < last {
+    retained.push((from, last));
+  }
+  // Kept coordinates back to the original text, block by block.
+  let mut out: Vec<(usize, usize)> = Vec::with_capacity(retained.len());
+  let mut block = 0;
+  let mut block_kept_start = 0;
+  for (a, b) in retained {
+    let mut a = a;
+    while a < b {
+      while block_kept_start + (blocks[block].1 - blocks[block].0) <= a {
+        block_kept_start += blocks[block].1 - blocks[block].0;
+        block += 1;
+      }
+      let (orig_start, orig_end) = blocks[block];
+      let take = (b - a).min(orig_end - orig_start - (a - block_kept_start));
+      let start = orig_start + (a - block_kept_start);
+      match out.last_mut() {
+        Some(prev) if prev.1 == start => prev.1 = start + take,
+        _ => out.push((start, start + take)),
+      }
+      a += take;
     }
   }
+  out
+}
 
-  let mut collapsed: Vec<u16> = Vec::with_capacity(tidy.len());
-  let mut i = 0;
-  while i < tidy.len() {
-    if tidy[i] == NL {
-      let run = tidy[i..].iter().take_while(|&&u| u == NL).count();
-      collapsed.extend(std::iter::repeat_n(NL, if run >= 3 { 2 } else { run }));
-      i += run;
-    } else {
-      collapsed.push(tidy[i]);
-      i += 1;
-    }
+/// The text [`remaining_segments`] describes.
+#[cfg(test)]
+fn remove_ranges(text: &[u16], ranges: &mut [(usize, usize)]) -> String {
+  let mut units = Vec::with_capacity(text.len());
+  for (a, b) in remaining_segments(text, ranges) {
+    units.extend_from_slice(&text[a..b]);
   }
-  from_utf16(trim(&collapsed))
+  from_utf16(&units)
 }
 
 /// What `recover_grammar_leaks` does with leaks.
@@ -332,39 +392,55 @@ pub fn recovered_call_id(grammar: &str, now_ms: f64, index: usize) -> String {
   format!("tool_repair_{g}_{}_{index}", base36(now_ms))
 }
 
-/// Detect leaked grammar in an assistant message, strip it from text parts and, in `recover`
-/// mode on a `stopReason: "stop"` message without real tool calls, append the recovered calls
-/// as `toolCall` parts (ids stamped with `now_ms`) and set `stopReason: "toolUse"`.
-pub fn recover_grammar_leaks(message: &Value, options: &RecoveryOptions, now_ms: f64) -> RecoveryResult {
-  let unchanged = RecoveryResult::default();
+/// What recovery reads of one content part.
+#[derive(Clone, Copy, Debug)]
+pub enum PartIn<'a> {
+  /// A text part (`field` = "text") or a thinking part (`field` = "thinking") and its text.
+  Text { field: &'static str, units: &'a [u16] },
+  /// A `toolCall` part with a string name.
+  ToolCall,
+  /// Anything else.
+  Other,
+}
+
+/// [`recover_parts`]'s answer: like [`RecoveryResult`], with each changed part's new text given
+/// as slices of its old text, and no message.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PartsRecovery {
+  pub changed: bool,
+  pub recovered_calls: Vec<RecoveredToolCall>,
+  pub stripped_grammars: Vec<&'static str>,
+  pub stripped_ranges: usize,
+  pub promoted: bool,
+  pub observed: bool,
+  pub detected_grammars: Vec<&'static str>,
+  pub detected_ranges: usize,
+  pub promoted_call_ids: Vec<String>,
+  /// (part index, the new text as slices of the part's text).
+  pub replaced: Vec<(usize, Vec<(usize, usize)>)>,
+}
+
+/// The core of [`recover_grammar_leaks`] over an assistant message's parts (`stop_reason`: its
+/// `stopReason` when a string).
+pub fn recover_parts(parts: &[PartIn], stop_reason: Option<&str>, options: &RecoveryOptions, now_ms: f64) -> PartsRecovery {
+  let unchanged = PartsRecovery::default();
   if options.mode == Mode::Off {
     return unchanged;
   }
-  let Some(msg) = message.as_obj() else {
-    return unchanged;
-  };
-  if str_member(msg, "role") != Some("assistant") {
-    return unchanged;
-  }
-  let Some(Value::Array(content)) = msg.get("content") else {
-    return unchanged;
-  };
-
   let enabled = enabled_from(options.grammars.as_deref());
-  let existing_tool_calls = content.iter().filter(|p| is_tool_call(p)).count();
+  let existing_tool_calls = parts.iter().filter(|p| matches!(p, PartIn::ToolCall)).count();
   let mut recovered: Vec<RecoveredToolCall> = Vec::new();
   let mut stripped_grammars = Vec::new();
   let mut detected_grammars = Vec::new();
   let mut detected_ranges = 0;
   let mut stripped_ranges = 0;
-  let mut replaced: Vec<(usize, Value)> = Vec::new();
+  let mut replaced: Vec<(usize, Vec<(usize, usize)>)> = Vec::new();
 
-  for (index, part) in content.iter().enumerate() {
-    let Some((field, text)) = part_text(part) else {
+  for (index, part) in parts.iter().enumerate() {
+    let PartIn::Text { units, .. } = *part else {
       continue;
     };
-    let units = to_utf16(text);
-    let detected = detect(&units, enabled);
+    let detected = detect(units, enabled);
     if detected.is_empty() {
       continue;
     }
@@ -397,54 +473,29 @@ pub fn recover_grammar_leaks(message: &Value, options: &RecoveryOptions, now_ms:
         grammar: c.grammar.name(),
       });
     }
-
-    let mut next = part.as_obj().cloned().unwrap_or_default();
-    next.set(field, Value::String(remove_ranges(&units, &mut ranges)));
-    replaced.push((index, Value::Object(next)));
+    replaced.push((index, remaining_segments(units, &mut ranges)));
   }
 
   let changed = !replaced.is_empty();
-  let promote = options.mode == Mode::Recover
-    && existing_tool_calls == 0
-    && !recovered.is_empty()
-    && str_member(msg, "stopReason") == Some("stop");
+  let promote = options.mode == Mode::Recover && existing_tool_calls == 0 && !recovered.is_empty() && stop_reason == Some("stop");
 
   if !changed && !promote {
     if detected_ranges == 0 {
       return unchanged;
     }
-    return RecoveryResult {
+    return PartsRecovery {
       observed: true,
       detected_grammars,
       detected_ranges,
       ..unchanged
     };
   }
-
-  let mut next_content = content.clone();
-  for (index, part) in replaced {
-    next_content[index] = part;
-  }
-  let mut promoted_call_ids = Vec::new();
-  if promote {
-    for (i, call) in recovered.iter().enumerate() {
-      let id = recovered_call_id(call.grammar, now_ms, i);
-      let mut part = Obj::new();
-      part.set("type", Value::str("toolCall"));
-      part.set("id", Value::str(id.clone()));
-      part.set("name", Value::str(call.name.clone()));
-      part.set("arguments", Value::Object(call.arguments.clone()));
-      next_content.push(Value::Object(part));
-      promoted_call_ids.push(id);
-    }
-  }
-  let mut next_message = msg.clone();
-  next_message.set("content", Value::Array(next_content));
-  if promote {
-    next_message.set("stopReason", Value::str("toolUse"));
-  }
-
-  RecoveryResult {
+  let promoted_call_ids = if promote {
+    recovered.iter().enumerate().map(|(i, call)| recovered_call_id(call.grammar, now_ms, i)).collect()
+  } else {
+    Vec::new()
+  };
+  PartsRecovery {
     changed: true,
     recovered_calls: if promote { recovered } else { Vec::new() },
     stripped_grammars,
@@ -454,6 +505,85 @@ pub fn recover_grammar_leaks(message: &Value, options: &RecoveryOptions, now_ms:
     detected_grammars,
     detected_ranges,
     promoted_call_ids,
+    replaced,
+  }
+}
+
+/// Detect leaked grammar in an assistant message, strip it from text parts and, in `recover`
+/// mode on a `stopReason: "stop"` message without real tool calls, append the recovered calls
+/// as `toolCall` parts (ids stamped with `now_ms`) and set `stopReason: "toolUse"`.
+pub fn recover_grammar_leaks(message: &Value, options: &RecoveryOptions, now_ms: f64) -> RecoveryResult {
+  let unchanged = RecoveryResult::default();
+  if options.mode == Mode::Off {
+    return unchanged;
+  }
+  let Some(msg) = message.as_obj() else {
+    return unchanged;
+  };
+  if str_member(msg, "role") != Some("assistant") {
+    return unchanged;
+  }
+  let Some(Value::Array(content)) = msg.get("content") else {
+    return unchanged;
+  };
+  let texts: Vec<Option<(&'static str, Vec<u16>)>> = content
+    .iter()
+    .map(|p| part_text(p).map(|(field, t)| (field, to_utf16(t))))
+    .collect();
+  let parts: Vec<PartIn> = content
+    .iter()
+    .zip(&texts)
+    .map(|(p, t)| match t {
+      Some((field, units)) => PartIn::Text { field, units },
+      None if is_tool_call(p) => PartIn::ToolCall,
+      None => PartIn::Other,
+    })
+    .collect();
+  let r = recover_parts(&parts, str_member(msg, "stopReason"), options, now_ms);
+  if !r.changed {
+    return RecoveryResult {
+      observed: r.observed,
+      detected_grammars: r.detected_grammars,
+      detected_ranges: r.detected_ranges,
+      ..unchanged
+    };
+  }
+  let mut next_content = content.clone();
+  for (index, segments) in &r.replaced {
+    let (Some((field, units)), Some(part)) = (&texts[*index], content[*index].as_obj()) else {
+      continue;
+    };
+    let mut joined = Vec::with_capacity(units.len());
+    for &(a, b) in segments {
+      joined.extend_from_slice(&units[a..b]);
+    }
+    let mut next = part.clone();
+    next.set(*field, Value::String(from_utf16(&joined)));
+    next_content[*index] = Value::Object(next);
+  }
+  for (call, id) in r.recovered_calls.iter().zip(&r.promoted_call_ids) {
+    let mut part = Obj::new();
+    part.set("type", Value::str("toolCall"));
+    part.set("id", Value::str(id.clone()));
+    part.set("name", Value::str(call.name.clone()));
+    part.set("arguments", Value::Object(call.arguments.clone()));
+    next_content.push(Value::Object(part));
+  }
+  let mut next_message = msg.clone();
+  next_message.set("content", Value::Array(next_content));
+  if r.promoted {
+    next_message.set("stopReason", Value::str("toolUse"));
+  }
+  RecoveryResult {
+    changed: true,
+    recovered_calls: r.recovered_calls,
+    stripped_grammars: r.stripped_grammars,
+    stripped_ranges: r.stripped_ranges,
+    promoted: r.promoted,
+    observed: r.observed,
+    detected_grammars: r.detected_grammars,
+    detected_ranges: r.detected_ranges,
+    promoted_call_ids: r.promoted_call_ids,
     message: Some(Value::Object(next_message)),
   }
 }

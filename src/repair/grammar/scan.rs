@@ -107,16 +107,184 @@ impl Hit {
 
 /// A compiled JavaScript regular expression.
 ///
+/// `regress` built with UTF-16 support tries a match at every position of the text (its start
+/// predicates are compiled out), so a search over 100 KB costs 100,000 attempts. Two things keep
+/// searches proportional to the places a match can start:
+/// * a *first-unit set* read off the pattern (its leading literal, both cases under `i`): only
+///   positions holding one of those units are tried, found with `memchr`; a pattern anchored with
+///   `^` (no `m`) is tried at position 0 only;
+/// * each try is *sticky*: the pattern runs as `(?:pattern)|`, whose empty alternative matches at
+///   the very position tried, so `regress` answers for that one position and stops (an empty
+///   answer means the pattern itself failed there). The alternation keeps the pattern's own
+///   backtracking order, so the match found is the one a JS `y`-flagged search finds.
+///
 /// An optional *tail* keeps lazy `open[\s\S]*?close` patterns from going quadratic: it is a
 /// pattern every match must end with (and no assertion looks past a match end), so the hay can be
 /// cut after the last tail occurrence without changing any match; an opener with no closer after
-/// it then fails at once instead of scanning to the end of the text.
+/// it then fails at once instead of scanning to the end of the text. The cut is computed once per
+/// text and remembered (`reset_cut_memo` forgets it when a new text is scanned).
 pub struct Re {
   re: Regex,
+  sticky: Regex,
+  first: First,
+  prefix: Vec<u16>,
   flags: Flags,
   unicode: bool,
   guard: bool,
   tail: Option<Box<Re>>,
+}
+
+/// Where a match of a pattern can start.
+#[derive(Clone, Debug, PartialEq)]
+enum First {
+  /// Anywhere.
+  Any,
+  /// Only at position 0 (`^` without `m`, no top-level alternation).
+  Start,
+  /// Only at a unit of this set (ASCII units, at most three).
+  Units(Vec<u16>),
+}
+
+/// Does the pattern have a `|` outside every group and class?
+fn has_top_level_alternation(pattern: &str) -> bool {
+  let mut depth = 0i32;
+  let mut in_class = false;
+  let mut chars = pattern.chars();
+  while let Some(c) = chars.next() {
+    match c {
+      '\\' => {
+        chars.next();
+      }
+      '[' if !in_class => in_class = true,
+      ']' if in_class => in_class = false,
+      '(' if !in_class => depth += 1,
+      ')' if !in_class => depth -= 1,
+      '|' if !in_class && depth == 0 => return true,
+      _ => {}
+    }
+  }
+  false
+}
+
+/// The first-unit set of a pattern: its leading literal character when that character is
+/// required (not quantified away) and every alternative starts with it.
+fn first_units(pattern: &str, flags: Flags) -> First {
+  if has_top_level_alternation(pattern) {
+    return First::Any;
+  }
+  let mut chars = pattern.chars();
+  let (lit, rest) = match chars.next() {
+    Some('^') if !flags.multiline => return First::Start,
+    Some('\\') => match chars.next() {
+      Some(c) if "/[]{}()|.*+?^$\\-<>".contains(c) => (c, chars.as_str()),
+      _ => return First::Any,
+    },
+    Some(c) if !".[(*+?{|^$)".contains(c) => (c, chars.as_str()),
+    _ => return First::Any,
+  };
+  if rest.starts_with(['?', '*', '{']) || !lit.is_ascii() {
+    return First::Any;
+  }
+  let mut set = vec![lit as u16];
+  if flags.icase && lit.is_ascii_alphabetic() {
+    set = vec![lit.to_ascii_lowercase() as u16, lit.to_ascii_uppercase() as u16];
+    // Under `iu`, U+017F folds to `s` and U+212A to `k`.
+    if flags.unicode {
+      match lit.to_ascii_lowercase() {
+        's' => set.push(0x017F),
+        'k' => set.push(0x212A),
+        _ => {}
+      }
+    }
+  }
+  First::Units(set)
+}
+
+/// The literal every match begins with (ASCII only; letters compared case-insensitively under
+/// `i`), read off the pattern up to its first metacharacter. A unit followed by a quantifier is
+/// not part of it.
+fn literal_prefix(pattern: &str, flags: Flags) -> Vec<u16> {
+  if has_top_level_alternation(pattern) {
+    return Vec::new();
+  }
+  let mut out: Vec<u16> = Vec::new();
+  let mut chars = pattern.chars().peekable();
+  while let Some(c) = chars.next() {
+    let lit = match c {
+      '\\' => match chars.next() {
+        Some(e) if "/[]{}()|.*+?^$\\-<>".contains(e) => e,
+        _ => break,
+      },
+      c if ".[(*+?{|^$)".contains(c) => break,
+      c => c,
+    };
+    if !lit.is_ascii() || (flags.icase && flags.unicode && matches!(lit.to_ascii_lowercase(), 's' | 'k')) {
+      break;
+    }
+    if matches!(chars.peek(), Some('?' | '*' | '{' | '+')) {
+      break;
+    }
+    out.push(lit as u16);
+  }
+  out
+}
+
+/// Does `input` hold `prefix` at `at` (ASCII letters folded when `icase`)?
+fn has_prefix(input: &[u16], at: usize, prefix: &[u16], icase: bool) -> bool {
+  let Some(window) = input.get(at..at + prefix.len()) else {
+    return false;
+  };
+  window.iter().zip(prefix).all(|(&u, &p)| {
+    u == p || (icase && p < 0x80 && (p as u8).is_ascii_alphabetic() && u == (p ^ 0x20))
+  })
+}
+
+/// The next position at or after `from` whose unit is in `set`.
+pub fn find_unit(input: &[u16], from: usize, set: &[u16]) -> Option<usize> {
+  if set.iter().any(|&u| u >= 0x80) {
+    return input.get(from..)?.iter().position(|u| set.contains(u)).map(|i| from + i);
+  }
+  let tail = input.get(from..)?;
+  // SAFETY: a `[u16]` is readable as twice as many bytes (alignment 1, same allocation).
+  let bytes = unsafe { std::slice::from_raw_parts(tail.as_ptr().cast::<u8>(), tail.len() * 2) };
+  let mut at = 0;
+  loop {
+    let hit = match set {
+      [a] => memchr::memchr(*a as u8, &bytes[at..]),
+      [a, b] => memchr::memchr2(*a as u8, *b as u8, &bytes[at..]),
+      [a, b, c, ..] => memchr::memchr3(*a as u8, *b as u8, *c as u8, &bytes[at..]),
+      [] => return None,
+    }? + at;
+    // A unit's low byte comes first on little-endian machines; an ASCII unit's high byte is 0.
+    let unit = hit / 2;
+    if hit % 2 == 0 && set.contains(&tail[unit]) {
+      return Some(from + unit);
+    }
+    at = hit + 1;
+  }
+}
+
+/// Cuts already computed for slices of the text being scanned, keyed by (tail address, hay
+/// address, hay length); only hays inside `text` (an address range) are remembered, so a
+/// temporary buffer reusing an address is never mistaken for another.
+struct CutMemo {
+  text: (usize, usize),
+  cuts: Vec<((usize, usize, usize), Option<usize>)>,
+}
+
+thread_local! {
+  static CUTS: std::cell::RefCell<CutMemo> = const { std::cell::RefCell::new(CutMemo { text: (0, 0), cuts: Vec::new() }) };
+}
+
+/// Forget the remembered cuts and remember cuts of slices of `text` from now on (call before
+/// scanning a new text).
+pub fn reset_cut_memo(text: &[u16]) {
+  let start = text.as_ptr() as usize;
+  CUTS.with(|c| {
+    let mut c = c.borrow_mut();
+    c.cuts.clear();
+    c.text = (start, start + text.len() * 2);
+  });
 }
 
 impl Re {
@@ -125,6 +293,9 @@ impl Re {
     let parsed = Flags::from(flags);
     Re {
       re: compile(pattern, parsed),
+      sticky: compile(&format!("(?:{pattern})|"), parsed),
+      first: first_units(pattern, parsed),
+      prefix: literal_prefix(pattern, parsed),
       flags: parsed,
       unicode: parsed.unicode,
       guard: parsed.icase && !parsed.unicode,
@@ -134,13 +305,15 @@ impl Re {
 
   /// Attach the tail every match ends with (compiled with the same flags).
   pub fn tail(mut self, pattern: &str) -> Re {
-    self.tail = Some(Box::new(Re {
-      re: compile(pattern, self.flags),
-      flags: self.flags,
-      unicode: self.unicode,
-      guard: self.guard,
-      tail: None,
-    }));
+    let mut tail = Re::new(pattern, "");
+    tail.flags = self.flags;
+    tail.re = compile(pattern, self.flags);
+    tail.sticky = compile(&format!("(?:{pattern})|"), self.flags);
+    tail.first = first_units(pattern, self.flags);
+    tail.prefix = literal_prefix(pattern, self.flags);
+    tail.unicode = self.unicode;
+    tail.guard = self.guard;
+    self.tail = Some(Box::new(tail));
     self
   }
 
@@ -152,23 +325,80 @@ impl Re {
     }
   }
 
-  fn run(&self, re: &Regex, input: &[u16], from: usize, limit: usize) -> Vec<Hit> {
+  /// The pattern tried at exactly `at` (a sticky search).
+  fn attempt(&self, input: &[u16], at: usize) -> Option<Hit> {
+    if !has_prefix(input, at, &self.prefix, self.flags.icase) {
+      return None;
+    }
+    let m = if self.unicode {
+      self.sticky.find_from_utf16(input, at).next()
+    } else {
+      self.sticky.find_from_ucs2(input, at).next()
+    }?;
+    (m.range.start == at && !m.range.is_empty()).then(|| Hit {
+      range: m.range.clone(),
+      groups: m.captures,
+    })
+  }
+
+  fn run(&self, input: &[u16], from: usize, limit: usize) -> Vec<Hit> {
     let to_hit = |m: regress::Match| Hit {
       range: m.range.clone(),
       groups: m.captures,
     };
-    if self.unicode {
-      re.find_from_utf16(input, from).take(limit).map(to_hit).collect()
-    } else {
-      re.find_from_ucs2(input, from).take(limit).map(to_hit).collect()
+    match &self.first {
+      First::Any => {
+        if self.unicode {
+          self.re.find_from_utf16(input, from).take(limit).map(to_hit).collect()
+        } else {
+          self.re.find_from_ucs2(input, from).take(limit).map(to_hit).collect()
+        }
+      }
+      First::Start => {
+        if from == 0 && limit > 0 {
+          self.attempt(input, 0).into_iter().collect()
+        } else {
+          Vec::new()
+        }
+      }
+      First::Units(set) => {
+        let mut out = Vec::new();
+        let mut pos = from;
+        while out.len() < limit {
+          let Some(at) = find_unit(input, pos, set) else { break };
+          match self.attempt(input, at) {
+            Some(hit) => {
+              pos = hit.end().max(at + 1);
+              out.push(hit);
+            }
+            None => pos = at + 1,
+          }
+        }
+        out
+      }
     }
   }
 
   /// Where matches must end by: after the last tail occurrence (`None`: no match is possible).
   fn cut(&self, hay: Hay) -> Option<usize> {
-    match &self.tail {
-      None => Some(hay.len()),
-      Some(tail) => tail.all(hay).last().map(Hit::end),
+    let Some(tail) = &self.tail else {
+      return Some(hay.len());
+    };
+    let at = hay.raw.as_ptr() as usize;
+    let key = (std::ptr::from_ref::<Re>(tail) as usize, at, hay.len());
+    let memo = CUTS.with(|c| {
+      let c = c.borrow();
+      let inside = at >= c.text.0 && at + hay.len() * 2 <= c.text.1;
+      inside.then(|| c.cuts.iter().find(|(k, _)| *k == key).map(|(_, v)| *v))
+    });
+    match memo {
+      Some(Some(found)) => found,
+      Some(None) => {
+        let found = tail.all(hay).last().map(Hit::end);
+        CUTS.with(|c| c.borrow_mut().cuts.push((key, found)));
+        found
+      }
+      None => tail.all(hay).last().map(Hit::end),
     }
   }
 
@@ -182,7 +412,7 @@ impl Re {
     if from > cut {
       return Vec::new();
     }
-    self.run(&self.re, &self.input(hay)[..cut], from, limit)
+    self.run(&self.input(hay)[..cut], from, limit)
   }
 
   /// Every match, left to right, as `String.prototype.matchAll` yields them.
@@ -224,13 +454,14 @@ pub struct Fences {
 impl Fences {
   pub fn new(text: &[u16]) -> Fences {
     let mut starts = Vec::new();
+    let tick = [u16::from(b'`')];
     let mut i = 0;
-    while i + 3 <= text.len() {
-      if text[i] == b'`' as u16 && text[i + 1] == b'`' as u16 && text[i + 2] == b'`' as u16 {
-        starts.push(i);
-        i += 3;
+    while let Some(at) = find_unit(text, i, &tick) {
+      if at + 3 <= text.len() && text[at + 1] == tick[0] && text[at + 2] == tick[0] {
+        starts.push(at);
+        i = at + 3;
       } else {
-        i += 1;
+        i = at + 1;
       }
     }
     Fences { starts }
@@ -251,19 +482,17 @@ pub fn index_of(text: &[u16], needle: &[u16], from: usize) -> Option<usize> {
   if needle.is_empty() {
     return Some(from.min(text.len()));
   }
-  let first = needle[0];
+  let first = [needle[0]];
   let mut i = from;
   while i + needle.len() <= text.len() {
-    match text[i..=text.len() - needle.len()].iter().position(|&u| u == first) {
-      None => return None,
-      Some(off) => {
-        i += off;
-        if text[i..i + needle.len()] == *needle {
-          return Some(i);
-        }
-        i += 1;
-      }
+    let at = find_unit(text, i, &first)?;
+    if at + needle.len() > text.len() {
+      return None;
     }
+    if text[at..at + needle.len()] == *needle {
+      return Some(at);
+    }
+    i = at + 1;
   }
   None
 }
