@@ -484,7 +484,30 @@ export function preprocessInput(options) {
     rethrow(error, ctx, input)
   }
   const p = JSON.parse(raw)
-  return { value: decodeParsed(p.v, raw), changes: restoreNotes(ctx, p.c), observations: p.ob }
+  let value = decodeParsed(p.v, raw)
+  if (p.np) value = withNullPrototypes(value, p.np)
+  return { value, changes: restoreNotes(ctx, p.c), observations: p.ob }
+}
+
+/** Records the reference's grammar-token cleanup rebuilt with `Object.create(null)`. */
+function withNullPrototypes(value, paths) {
+  const bare = (record) => {
+    const out = Object.create(null)
+    for (const key of Object.keys(record)) out[key] = record[key]
+    return out
+  }
+  // Deepest first, so a rebuilt parent holds its rebuilt children.
+  for (const path of [...paths].sort((a, b) => b.length - a.length)) {
+    if (path.length === 0) {
+      value = bare(value)
+      continue
+    }
+    let parent = value
+    for (const seg of path.slice(0, -1)) parent = parent[seg]
+    const last = path[path.length - 1]
+    Object.defineProperty(parent, last, { value: bare(parent[last]), enumerable: true, writable: true, configurable: true })
+  }
+  return value
 }
 
 export function recoverEnvelope(input, overrides = {}) {

@@ -323,6 +323,10 @@ pub struct PreprocessOutput {
   pub value: Value,
   pub changes: Vec<Change>,
   pub observations: Vec<String>,
+  /// Where the value holds a record the grammar-token cleanup rebuilt: the reference builds those
+  /// with `Object.create(null)` (only `preprocessInput`'s direct result can tell). Paths are key or
+  /// index segments.
+  pub null_prototype: Vec<Vec<String>>,
 }
 
 pub struct PreprocessCall<'a> {
@@ -429,6 +433,7 @@ pub fn preprocess(
 ) -> Result<PreprocessOutput, RepairError> {
   let mut changes = Vec::new();
   let mut observations: Vec<String> = Vec::new();
+  let mut null_prototype: Vec<Vec<String>> = Vec::new();
   let tool = call.tool_name;
   for (index, pre) in call.preprocessors.iter().enumerate() {
     match pre {
@@ -536,16 +541,47 @@ pub fn preprocess(
             }
             continue;
           }
+          if *kind == FieldKind::GrammarTokens && matches!(next, Value::Object(_)) {
+            null_prototype.push(
+              path
+                .iter()
+                .map(|seg| match seg {
+                  Seg::Key(k) => k.to_string(),
+                  Seg::Index(i) => i.to_string(),
+                })
+                .collect(),
+            );
+          }
           set_at(&mut value, &path, next);
           changes.push(Change::new(rule, Stage::Preprocess, field_note(*kind, selector, tool)));
         }
       }
     }
   }
+  // Keep the paths that still lead to a record (later preprocessors may have replaced it).
+  null_prototype.retain(|p| {
+    let mut cur = &value;
+    for seg in p {
+      cur = match cur {
+        Value::Object(o) => match o.get(seg) {
+          Some(v) => v,
+          None => return false,
+        },
+        Value::Array(a) => match seg.parse::<usize>().ok().and_then(|i| a.get(i)) {
+          Some(v) => v,
+          None => return false,
+        },
+        _ => return false,
+      };
+    }
+    matches!(cur, Value::Object(_))
+  });
+  null_prototype.dedup();
   Ok(PreprocessOutput {
     value,
     changes,
     observations,
+    null_prototype,
   })
 }
 
