@@ -118,6 +118,19 @@ describe("own __proto__ data keys behave as in the reference, never touching a p
     expect(r.args.x).toBeUndefined();
   });
 
+  it("an Intersect member listing __proto__ converts as the reference's evaluated type (Never there)", () => {
+    const props: Record<string, unknown> = {};
+    Object.defineProperty(props, "__proto__", { value: Type.Number(), enumerable: true, writable: true, configurable: true });
+    const schema = Type.Intersect([Type.Object(props as Any), Type.Object({ a: Type.Optional(Type.String()) })]);
+    const r = pipe(JSON.parse('{"__proto__":"5"}'), { toolName: "t", schema });
+    expect(r.outcome).toBe("unrepairable");
+    expect(r.issueSummary).toBe("/__proto__|type|number");
+    expect(r.fingerprint).toBe("1a625cf3");
+    expect(r.retryMessage).toBe(
+      'Invalid input for tool "t". Fix these issues and retry:\n  • /__proto__: must be number\nReceived: {"__proto__":"5"}',
+    );
+  });
+
   it("preprocessInput keeps an own __proto__ key through grammar-token cleanup", () => {
     const out: Any = preprocessInput({
       input: JSON.parse('{"__proto__":{"q":1},"<arg_key>k":"v"}'),

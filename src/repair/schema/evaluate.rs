@@ -210,6 +210,25 @@ fn properties_of(t: &Value) -> Obj {
   }
 }
 
+/// Names `key in {}` finds on `Object.prototype`.
+fn is_object_prototype_member(key: &str) -> bool {
+  matches!(
+    key,
+    "__proto__"
+      | "constructor"
+      | "hasOwnProperty"
+      | "isPrototypeOf"
+      | "propertyIsEnumerable"
+      | "toString"
+      | "toLocaleString"
+      | "valueOf"
+      | "__defineGetter__"
+      | "__defineSetter__"
+      | "__lookupGetter__"
+      | "__lookupSetter__"
+  )
+}
+
 fn composite_property(left: &Value, right: &Value) -> Value {
   let optional = is_optional(left) && is_optional(right);
   let property = optional_remove(evaluate_intersect(&[left.clone(), right.clone()]));
@@ -230,6 +249,9 @@ fn composite(left: &Value, right: &Value) -> Value {
     }
     let v = match (lp.get(key), rp.get(key)) {
       (Some(l), Some(r)) => composite_property(l, r),
+      // TypeBox tests `key in properties`: the other side's inherited `Object.prototype` member
+      // (`__proto__`, `constructor`, ...) is not a schema, and intersecting with it gives Never.
+      (Some(_), None) | (None, Some(_)) if is_object_prototype_member(key) => never(),
       (Some(l), None) => l.clone(),
       (None, Some(r)) => r.clone(),
       (None, None) => never(),
@@ -376,6 +398,17 @@ mod tests {
       json::stringify(&e).unwrap().unwrap(),
       r#"{"~kind":"Object","type":"object","required":["a","c"],"properties":{"a":{"~kind":"String","type":"string"},"b":{"~kind":"Integer","type":"integer","~optional":true},"c":{"~kind":"Boolean","type":"boolean"}}}"#
     );
+  }
+
+  #[test]
+  fn one_sided_object_prototype_names_become_never() {
+    // TypeBox's `key in properties` finds the other side's inherited `__proto__` / `constructor`.
+    let a = t(r#"{"~kind":"Object","type":"object","properties":{"__proto__":{"~kind":"Number","type":"number"}}}"#);
+    let b = t(r#"{"~kind":"Object","type":"object","properties":{"a":{"~kind":"String","type":"string","~optional":true}}}"#);
+    let e = evaluate_intersect(&[a, b]);
+    let props = e.get_key("properties").unwrap();
+    assert!(is_kind(props.get_key("__proto__").unwrap(), "Never"));
+    assert!(is_kind(props.get_key("a").unwrap(), "String"));
   }
 
   #[test]
