@@ -73,12 +73,16 @@ export declare function foldFlatEditFields(valueJson: string, toolName: string):
 export declare function grammarParse(text: string, grammarsJson?: string | undefined | null): string
 
 /**
- * `recoverGrammarLeaks` over a slim message (`{role, stopReason?, content: [...]}`) and options
+ * `recoverGrammarLeaks` over an assistant message's parts: `kinds` has one letter per content
+ * part (`t` text, `h` thinking, `c` toolCall with a string name, anything else for other parts),
+ * `texts` the text of each `t`/`h` part in order (UTF-16, one copy each), `stop_reason` the
+ * message's `stopReason` when it is a string, and the options as JSON
  * `{mode, knownTools: [...], grammars?, requireKnownTool?, unknownToolText?}`. Returns `"U"` for
- * the unchanged result, otherwise the result as JSON with `message` (the new slim message) when
- * the message changed.
+ * the unchanged result, otherwise the result as JSON where `replaced` lists
+ * `[part index, [start, end, start, end, …]]`: each changed part's new text as slices of its old
+ * text, so no text crosses back.
  */
-export declare function grammarRecover(messageJson: string, optionsJson: string, nowMs: number): string
+export declare function grammarRecover(kinds: string, texts: Array<string>, stopReason: string | undefined | null, optionsJson: string, nowMs: number): string
 
 /** Model-gate families as `{source, flags}` pairs for the JS RegExp list. */
 export declare function grammarRecoveryModels(): string

@@ -113,7 +113,19 @@ function copySchema(node, seen) {
   return out
 }
 
+// Boolean JSON Schemas (`true` / `false`) are valid roots; they cannot key a WeakMap.
+const booleanSchemas = new Map()
+
 function compiledSchema(schema) {
+  if (typeof schema === 'boolean') {
+    let entry = booleanSchemas.get(schema)
+    if (entry === undefined) {
+      const handle = native.compileSchema(String(schema))
+      entry = { handle, id: handle.id }
+      booleanSchemas.set(schema, entry)
+    }
+    return entry.id
+  }
   if (schema === null || typeof schema !== 'object') {
     throw new TypeError('pi-native: config.schema must be a TypeBox or JSON Schema object')
   }
@@ -166,6 +178,12 @@ function compiledPreprocessors(list) {
       description.push({ kind, selector: p.selector, ruleId: p.ruleId, native: isNative ? 'foldFlatEditFields' : undefined })
     } else if (FIELD_KINDS.has(kind)) {
       description.push({ kind, selector: p.selector, scalarType: p.scalarType })
+    } else if (p == null) {
+      description.push({ kind: 'throw', message: `Cannot read properties of ${p} (reading 'kind')` })
+    } else if (typeof p.selector !== 'string') {
+      // The reference's locationsAt calls selector.split.
+      const message = p.selector == null ? `Cannot read properties of ${p.selector} (reading 'split')` : 'selector.split is not a function'
+      description.push({ kind: 'throw', message })
     } else {
       description.push({ kind: 'ignored' })
     }
@@ -257,21 +275,30 @@ function makeDispatch(ctx) {
           } catch {
             return 'T' + encodeExt(arg)
           }
+          if (index === 1) ctx.ownerSawInput = true
           if (returned === arg) return 'S' + encodeExt(arg)
-          return 'R{"a":' + encodeExt(arg) + ',"r":' + encodeExt(returned) + '}'
+          const value = encodeExt(returned)
+          if (mayBeUncloneable(value)) rememberCloneError(ctx, returned)
+          return 'R{"a":' + encodeExt(arg) + ',"r":' + value + '}'
         }
         case OP_STRUCTURAL: {
           const arg = decode(payload)
           const result = ctx.preprocessors.items[index].apply(arg)
-          let out = '{"a":' + encodeExt(arg)
-          if (result) out += ',"r":' + encodeExt(result.value) + ',"n":' + encodeExt(result.note)
+          const after = encodeExt(arg)
+          let out = '{"a":' + after
+          if (result) {
+            const value = encodeExt(result.value)
+            if (mayBeUncloneable(value)) rememberCloneError(ctx, result.value)
+            out += ',"r":' + value + ',"n":' + encodeExt(keepNote(ctx, result.note))
+          }
+          if (mayBeUncloneable(after)) rememberCloneError(ctx, arg)
           return out + '}'
         }
         case OP_LEGACY: {
           const args = decode(payload)
           const note = ctx.legacy.structural[index].apply(args, extra)
           let out = '{"a":' + encodeExt(args)
-          if (note !== false) out += ',"n":' + JSON.stringify(String(note))
+          if (note !== false) out += ',"n":' + JSON.stringify(keepNote(ctx, note))
           return out + '}'
         }
         case OP_FAMILY: {
@@ -289,18 +316,61 @@ function makeDispatch(ctx) {
   }
 }
 
+/** Extended-form text that may hold a function or symbol (structuredClone would throw). */
+function mayBeUncloneable(text) {
+  return text.includes('\\u0000f') || text.includes('\\u0000y')
+}
+
+/** Keep the DataCloneError the reference's next structuredClone of this value would throw. */
+function rememberCloneError(ctx, value) {
+  if (ctx.cloneError !== undefined) return
+  try {
+    structuredClone(value)
+  } catch (error) {
+    ctx.cloneError = error
+  }
+}
+
+/**
+ * Notes are the callbacks' own values in the reference (a number stays a number): a non-string
+ * note crosses as a placeholder string and is put back when the result is decoded.
+ */
+function keepNote(ctx, note) {
+  if (typeof note === 'string' && note.charCodeAt(0) !== 0) return note
+  ;(ctx.notes ??= []).push(note)
+  return NOTE_TAG + (ctx.notes.length - 1)
+}
+
+const NOTE_TAG = '\u0000note:'
+
+function restoreNotes(ctx, changes) {
+  if (!ctx || !ctx.notes) return changes
+  for (const change of changes) {
+    if (typeof change.note === 'string' && change.note.startsWith(NOTE_TAG)) {
+      const i = Number(change.note.slice(NOTE_TAG.length))
+      if (i < ctx.notes.length) change.note = ctx.notes[i]
+    }
+  }
+  return changes
+}
+
 function rethrow(error, ctx, input) {
   const message = error && error.message
   if (typeof message === 'string' && message.charCodeAt(0) === 0) {
     if (message === '\u0000callback' && ctx && ctx.threw) throw ctx.error
     if (message === '\u0000dataclone') {
+      if (ctx && ctx.cloneError !== undefined) throw ctx.cloneError
       structuredClone(input)
       throw new DOMException('The value could not be cloned.', 'DataCloneError')
     }
+    if (message.startsWith('\u0000type:')) throw new TypeError(message.slice(6))
     if (message.startsWith('\u0000regex:')) {
-      const source = message.slice(7).replace(/^Invalid regular expression: \//, '').replace(/\/$/, '')
-      new RegExp(source)
-      throw new SyntaxError(`Invalid regular expression: /${source}/`)
+      // "flags NUL source NUL reason": V8 throws its own SyntaxError for the same expression.
+      const body = message.slice(7)
+      const flags = body.slice(0, body.indexOf('\u0000'))
+      const source = body.slice(flags.length + 1, body.lastIndexOf('\u0000'))
+      new RegExp(source, flags)
+      throw new SyntaxError(`Invalid regular expression: /${source}/${flags}: ${body.slice(body.lastIndexOf('\u0000') + 1)}`)
     }
   }
   throw error
@@ -358,11 +428,15 @@ export function runRepairPipeline(options) {
     }
   } else {
     const p = JSON.parse(raw)
+    let args = 'a' in p ? decodeParsed(p.a, raw) : input
+    // An owner shim that mutated the caller's own input in place: the reference compares against
+    // the mutated input and hands it back.
+    if (p.o === 'valid' && 'a' in p && ctx && ctx.ownerSawInput && stableSerialize(args) === stableSerialize(input)) args = input
     result = {
       outcome: p.o,
-      args: 'a' in p ? decodeParsed(p.a, raw) : input,
+      args,
       policy: policy.profile,
-      changes: p.c,
+      changes: restoreNotes(ctx, p.c),
       observations: p.ob,
       issueSummary: p.is,
       fingerprint: p.fp,
@@ -410,7 +484,30 @@ export function preprocessInput(options) {
     rethrow(error, ctx, input)
   }
   const p = JSON.parse(raw)
-  return { value: decodeParsed(p.v, raw), changes: p.c, observations: p.ob }
+  let value = decodeParsed(p.v, raw)
+  if (p.np) value = withNullPrototypes(value, p.np)
+  return { value, changes: restoreNotes(ctx, p.c), observations: p.ob }
+}
+
+/** Records the reference's grammar-token cleanup rebuilt with `Object.create(null)`. */
+function withNullPrototypes(value, paths) {
+  const bare = (record) => {
+    const out = Object.create(null)
+    for (const key of Object.keys(record)) out[key] = record[key]
+    return out
+  }
+  // Deepest first, so a rebuilt parent holds its rebuilt children.
+  for (const path of [...paths].sort((a, b) => b.length - a.length)) {
+    if (path.length === 0) {
+      value = bare(value)
+      continue
+    }
+    let parent = value
+    for (const seg of path.slice(0, -1)) parent = parent[seg]
+    const last = path[path.length - 1]
+    Object.defineProperty(parent, last, { value: bare(parent[last]), enumerable: true, writable: true, configurable: true })
+  }
+  return value
 }
 
 export function recoverEnvelope(input, overrides = {}) {

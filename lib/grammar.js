@@ -53,6 +53,17 @@ function unchangedResult(message) {
   }
 }
 
+/**
+ * The tool names the reference's `knownTools.size > 0 && knownTools.has(name)` accepts: a Set (or
+ * any set-like with `size`, `has` and `keys`); an Array has no `size`, so the reference knows no
+ * tools at all.
+ */
+function knownToolNames(known) {
+  if (known instanceof Set) return [...known]
+  if (known == null || !(known.size > 0) || typeof known.has !== 'function' || typeof known.keys !== 'function') return []
+  return [...known.keys()].filter((name) => typeof name === 'string' && known.has(name))
+}
+
 /** Detect, strip and (in recover mode) promote leaked tool calls of an assistant message. */
 export function recoverGrammarLeaks(message, options) {
   if (options.mode === 'off' || message.role !== 'assistant' || !Array.isArray(message.content)) return unchangedResult(message)
@@ -67,7 +78,7 @@ export function recoverGrammarLeaks(message, options) {
   }
   const opts = {
     mode: options.mode,
-    knownTools: options.knownTools ? [...options.knownTools] : [],
+    knownTools: knownToolNames(options.knownTools),
     grammars: options.grammars ? [...options.grammars] : undefined,
     requireKnownTool: options.requireKnownTool,
     unknownToolText: options.unknownToolText,
@@ -76,6 +87,10 @@ export function recoverGrammarLeaks(message, options) {
   const raw = native.grammarRecover(kinds, texts, stopReason, JSON.stringify(opts), Date.now())
   if (raw === 'U') return unchangedResult(message)
   const r = decode(raw)
+  // The reference reads `knownTools.size` when it judges a real (not strip-only) candidate.
+  if (options.knownTools == null && options.requireKnownTool !== false && options.mode !== 'observe' && r.detectedGrammars.some((g) => g !== 'dsml')) {
+    throw new TypeError(`Cannot read properties of ${options.knownTools} (reading 'size')`)
+  }
   if (!r.changed) {
     return { ...unchangedResult(message), observed: r.observed, detectedGrammars: r.detectedGrammars, detectedRanges: r.detectedRanges }
   }

@@ -36,6 +36,7 @@ fn map_err(e: RepairError) -> Error {
     RepairError::CallbackThrew => Error::new(Status::GenericFailure, CALLBACK_THREW),
     RepairError::DataClone => Error::new(Status::GenericFailure, "\u{0}dataclone"),
     RepairError::InvalidRegex(src) => Error::new(Status::GenericFailure, format!("\u{0}regex:{src}")),
+    RepairError::TypeError(m) => Error::new(Status::GenericFailure, format!("\u{0}type:{m}")),
     RepairError::Config(m) => invalid(m),
   }
 }
@@ -423,7 +424,22 @@ pub fn preprocess_input(
     }
     json::write_string(&mut s, o);
   }
-  s.push_str("]}");
+  s.push(']');
+  if !out.null_prototype.is_empty() {
+    s.push_str(",\"np\":[");
+    for (i, path) in out.null_prototype.iter().enumerate() {
+      s.push_str(if i > 0 { ",[" } else { "[" });
+      for (j, seg) in path.iter().enumerate() {
+        if j > 0 {
+          s.push(',');
+        }
+        json::write_string(&mut s, seg);
+      }
+      s.push(']');
+    }
+    s.push(']');
+  }
+  s.push('}');
   Ok(s)
 }
 

@@ -41,6 +41,8 @@ pub fn parse_preprocessors(v: &Value) -> Vec<Preprocessor> {
           p.get_key("accepts").and_then(|a| a.as_str().map(String::from)),
           matches!(p.get_key("emptyEquivalentToMissing"), Some(Value::Bool(true))),
         ),
+        // The reference throws this TypeError when its loop reaches the entry (`null.kind`, ...).
+        "throw" => Preprocessor::Throw(string_of(p.get_key("message"))),
         "structural" => Preprocessor::structural(&selector, string_of(p.get_key("ruleId")), structural_impl(p)),
         other => match FieldKind::parse(other) {
           Some(kind) => Preprocessor::field(

@@ -7,7 +7,7 @@ use super::jsnum::number_to_string;
 use super::json;
 use super::preprocess::StructuralImpl;
 use super::report;
-use super::schema::{Issue, Schema};
+use super::schema::{ConvertError, Issue, RegexFault, Schema};
 use super::tables::fold_flat_edit_fields;
 use super::text::js_trim;
 use super::value::{Obj, Value};
@@ -351,6 +351,12 @@ fn rename_aliased_field(rec: &mut Obj, key: &str, tool: &str, config: &LegacyCon
   None
 }
 
+/// A schema regular expression that does not compile, reached by the value: JS throws its
+/// SyntaxError here. Payload: `flags NUL source NUL reason` (the facade rebuilds V8's error).
+fn regex_error(f: RegexFault) -> RepairError {
+  RepairError::InvalidRegex(format!("{}\u{0}{}\u{0}{}", f.flags, f.source, f.reason))
+}
+
 /// The schema-repair stage. `input` is the preprocessed value.
 pub fn repair_schema_input(
   tool: &str,
@@ -359,6 +365,10 @@ pub fn repair_schema_input(
   config: &LegacyConfig,
   host: &mut dyn Host,
 ) -> Result<SchemaRepair, RepairError> {
+  // Stage 1 works on `structuredClone(input)`: a function or symbol a preprocessor put there throws.
+  if input.contains_uncloneable() {
+    return Err(RepairError::DataClone);
+  }
   let mut changes: Vec<(String, String)> = Vec::new();
   let unwrap_path_fields = |target: &mut Obj, changes: &mut Vec<(String, String)>| {
     for field in &config.path_fields {
@@ -383,7 +393,7 @@ pub fn repair_schema_input(
       .any(|f| matches!(o.get(f), Some(Value::String(s)) if matches!(unwrap_markdown_auto_links(s), Cow::Owned(_)))),
     _ => false,
   };
-  if !needs_unwrap && schema.check(input) {
+  if !needs_unwrap && schema.try_check(input).map_err(regex_error)? {
     return Ok(SchemaRepair {
       outcome: Outcome::Valid,
       args: None,
@@ -397,7 +407,7 @@ pub fn repair_schema_input(
   if let Value::Object(o) = &mut current {
     unwrap_path_fields(o, &mut changes);
   }
-  if schema.check(&current) {
+  if schema.try_check(&current).map_err(regex_error)? {
     let repaired = !changes.is_empty();
     return Ok(SchemaRepair {
       outcome: if repaired { Outcome::Repaired } else { Outcome::Valid },
@@ -409,7 +419,7 @@ pub fn repair_schema_input(
     });
   }
   // The original failure shape; summary and fingerprint are only rendered for results that carry them.
-  let original = schema.errors(&current, MAX_ISSUES);
+  let original = schema.try_errors(&current, MAX_ISSUES).map_err(regex_error)?;
   let unrepairable = |original: &[Issue]| SchemaRepair {
     outcome: Outcome::Unrepairable,
     args: None,
@@ -476,8 +486,8 @@ pub fn repair_schema_input(
   }
 
   let mut pass = 0;
-  while pass < MAX_ISSUE_PASSES && !schema.check(&current) {
-    let issues = schema.errors(&current, MAX_ISSUES);
+  while pass < MAX_ISSUE_PASSES && !schema.try_check(&current).map_err(regex_error)? {
+    let issues = schema.try_errors(&current, MAX_ISSUES).map_err(regex_error)?;
     let sites = collect_sites(&issues, &current);
     let mut fired = false;
     for site in &sites {
@@ -492,10 +502,10 @@ pub fn repair_schema_input(
     pass += 1;
   }
 
-  let probe = schema
-    .convert(current)
-    .map_err(|e| RepairError::InvalidRegex(e.to_string()))?;
-  if schema.check(&probe) {
+  let probe = schema.convert(current).map_err(|e| match e {
+    ConvertError::InvalidRegex { source, flags, reason } => regex_error(RegexFault { source, flags, reason }),
+  })?;
+  if schema.try_check(&probe).map_err(regex_error)? {
     if changes.is_empty() {
       return Ok(SchemaRepair {
         outcome: Outcome::Valid,

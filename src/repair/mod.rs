@@ -80,6 +80,9 @@ pub enum RepairError {
   /// Value.Convert compiled a property name that is not a valid regular expression.
   #[error("Invalid regular expression: /{0}/")]
   InvalidRegex(String),
+  /// A JS `TypeError` the reference throws at the same point (e.g. `JSON.stringify` of a BigInt).
+  #[error("{0}")]
+  TypeError(String),
   /// Bad configuration handed to the core.
   #[error("{0}")]
   Config(String),

@@ -84,6 +84,9 @@ pub enum Preprocessor {
   },
   /// An unrecognised kind: skipped silently.
   Ignored,
+  /// An entry the reference cannot read (`null`, a non-string selector): its TypeError, raised
+  /// when the loop reaches it.
+  Throw(String),
 }
 
 impl Preprocessor {
@@ -240,6 +243,25 @@ fn strip_anchors(s: &str) -> String {
   s.trim_start_matches('^').trim_end_matches('$').to_string()
 }
 
+/// Does a string carry a leaked grammar token (what the reference's `GRAMMAR_TOKENS` regex can
+/// match): a leading `<arg_key>`/`<arg_value>` or a trailing `</arg_key>`/`</arg_value>`?
+pub fn has_grammar_token(s: &str) -> bool {
+  s.starts_with("<arg_key>") || s.starts_with("<arg_value>") || s.ends_with("</arg_key>") || s.ends_with("</arg_value>")
+}
+
+/// The `grammar-tokens` cleanup of one string, or `None` when it carries no token.
+///
+/// Deliberate divergence: the reference trims every string it visits, so a token-free
+/// `oldText: "    return x\n"` loses its indentation. Here token-free strings are left
+/// byte-for-byte; when a token is present the reference's behaviour (strip, then trim) is kept.
+pub fn clean_grammar_tokens(s: &str) -> Option<String> {
+  if has_grammar_token(s) {
+    Some(strip_grammar_tokens(s))
+  } else {
+    None
+  }
+}
+
 /// Remove one leading `<arg_key>`/`<arg_value>` and one trailing close tag, then JS-trim.
 pub fn strip_grammar_tokens(s: &str) -> String {
   let mut t = s;
@@ -272,12 +294,27 @@ fn same_value(a: &Value, b: &Value) -> bool {
   }
 }
 
-fn unchanged(next: &Value, current: &Value) -> bool {
+/// `Object.is(next, current) || JSON.stringify(next) === JSON.stringify(current)`; a BigInt makes
+/// `JSON.stringify` throw its TypeError, as in the reference.
+fn unchanged(next: &Value, current: &Value) -> Result<bool, RepairError> {
   if same_value(next, current) {
-    return true;
+    return Ok(true);
   }
   match (json::stringify(next), json::stringify(current)) {
-    (Ok(a), Ok(b)) => a == b,
+    (Ok(a), Ok(b)) => Ok(a == b),
+    (Err(json::StringifyError::BigInt), _) | (_, Err(json::StringifyError::BigInt)) => {
+      Err(RepairError::TypeError("Do not know how to serialize a BigInt".into()))
+    }
+    _ => Ok(false),
+  }
+}
+
+/// Does the value hold a BigInt anywhere (`JSON.stringify` would throw)?
+fn contains_bigint(v: &Value) -> bool {
+  match v {
+    Value::Opaque(super::value::Opaque::BigInt(_)) => true,
+    Value::Array(a) => a.iter().any(contains_bigint),
+    Value::Object(o) => o.values().any(contains_bigint),
     _ => false,
   }
 }
@@ -286,6 +323,10 @@ pub struct PreprocessOutput {
   pub value: Value,
   pub changes: Vec<Change>,
   pub observations: Vec<String>,
+  /// Where the value holds a record the grammar-token cleanup rebuilt: the reference builds those
+  /// with `Object.create(null)` (only `preprocessInput`'s direct result can tell). Paths are key or
+  /// index segments.
+  pub null_prototype: Vec<Vec<String>>,
 }
 
 pub struct PreprocessCall<'a> {
@@ -327,15 +368,29 @@ fn field_next(kind: FieldKind, scalar_type: Option<&str>, current: &Value) -> Op
       _ => return None,
     },
     (FieldKind::AnchorBleed, Value::String(s)) => Value::String(strip_anchors(s)),
-    (FieldKind::GrammarTokens, Value::String(s)) => Value::String(strip_grammar_tokens(s)),
+    (FieldKind::GrammarTokens, Value::String(s)) => Value::String(clean_grammar_tokens(s)?),
     (FieldKind::GrammarTokens, Value::Object(o)) => {
+      // Nothing carries a token: nothing would change (no record built, nothing serialised).
+      let dirty = o
+        .iter()
+        .any(|(k, item)| has_grammar_token(k) || matches!(item, Value::String(s) if has_grammar_token(s)));
+      if !dirty {
+        // The reference still serialises its rebuilt record, which throws on a BigInt.
+        if o.values().any(contains_bigint) {
+          return Some(current.clone());
+        }
+        return None;
+      }
       let mut rec = Obj::new();
       for (k, item) in o.iter() {
         let v = match item {
-          Value::String(s) => Value::String(strip_grammar_tokens(s)),
+          Value::String(s) => match clean_grammar_tokens(s) {
+            Some(t) => Value::String(t),
+            None => item.clone(),
+          },
           other => other.clone(),
         };
-        rec.set(strip_grammar_tokens(k), v);
+        rec.set(clean_grammar_tokens(k).unwrap_or_else(|| k.clone()), v);
       }
       Value::Object(rec)
     }
@@ -378,10 +433,12 @@ pub fn preprocess(
 ) -> Result<PreprocessOutput, RepairError> {
   let mut changes = Vec::new();
   let mut observations: Vec<String> = Vec::new();
+  let mut null_prototype: Vec<Vec<String>> = Vec::new();
   let tool = call.tool_name;
   for (index, pre) in call.preprocessors.iter().enumerate() {
     match pre {
       Preprocessor::Ignored => {}
+      Preprocessor::Throw(message) => return Err(RepairError::TypeError(message.clone())),
       Preprocessor::Alias {
         aliases,
         accepts: acc,
@@ -474,7 +531,7 @@ pub fn preprocess(
           let Some(next) = field_next(*kind, scalar_type.as_deref(), current) else {
             continue;
           };
-          if unchanged(&next, current) {
+          if unchanged(&next, current)? {
             continue;
           }
           let rule = field_rule(*kind);
@@ -484,16 +541,47 @@ pub fn preprocess(
             }
             continue;
           }
+          if *kind == FieldKind::GrammarTokens && matches!(next, Value::Object(_)) {
+            null_prototype.push(
+              path
+                .iter()
+                .map(|seg| match seg {
+                  Seg::Key(k) => k.to_string(),
+                  Seg::Index(i) => i.to_string(),
+                })
+                .collect(),
+            );
+          }
           set_at(&mut value, &path, next);
           changes.push(Change::new(rule, Stage::Preprocess, field_note(*kind, selector, tool)));
         }
       }
     }
   }
+  // Keep the paths that still lead to a record (later preprocessors may have replaced it).
+  null_prototype.retain(|p| {
+    let mut cur = &value;
+    for seg in p {
+      cur = match cur {
+        Value::Object(o) => match o.get(seg) {
+          Some(v) => v,
+          None => return false,
+        },
+        Value::Array(a) => match seg.parse::<usize>().ok().and_then(|i| a.get(i)) {
+          Some(v) => v,
+          None => return false,
+        },
+        _ => return false,
+      };
+    }
+    matches!(cur, Value::Object(_))
+  });
+  null_prototype.dedup();
   Ok(PreprocessOutput {
     value,
     changes,
     observations,
+    null_prototype,
   })
 }
 
@@ -579,6 +667,52 @@ mod tests {
     assert_eq!(strip_grammar_tokens("<arg_value> a.ts </arg_value>"), "a.ts");
     assert_eq!(strip_grammar_tokens("<arg_key>"), "");
     assert_eq!(strip_grammar_tokens("x</arg_value></arg_value>"), "x</arg_value>");
+  }
+
+  #[test]
+  fn grammar_tokens_leave_token_free_content_alone() {
+    // Deliberate divergence from the reference (which trims every visited string).
+    assert_eq!(clean_grammar_tokens("    return x\n"), None);
+    assert_eq!(clean_grammar_tokens("<arg_value> a.ts \n").as_deref(), Some("a.ts"));
+    assert_eq!(clean_grammar_tokens("x </arg_value>").as_deref(), Some("x"));
+    let field = |v: Value| field_next(FieldKind::GrammarTokens, None, &v);
+    assert_eq!(field(Value::str("  x  ")), None);
+    assert_eq!(field(obj! {" k " => Value::str(" v "), "n" => Value::Number(1.0)}), None);
+    let cleaned = field(obj! {"<arg_key>k</arg_key>" => Value::str(" v "), "w" => Value::str("<arg_value>x")}).unwrap();
+    assert_eq!(json::stringify(&cleaned).unwrap().unwrap(), r#"{"k":" v ","w":"x"}"#);
+    let pre = [Preprocessor::field(FieldKind::GrammarTokens, "", None)];
+    let input = obj! {"oldText" => Value::str("    return x\n"), "newText" => Value::str("    return y\n")};
+    let out = run(input.clone(), &pre, &[FamilyMatch::Yes], true);
+    assert_eq!(out.value, input);
+    assert!(out.changes.is_empty() && out.observations.is_empty());
+  }
+
+  #[test]
+  fn grammar_tokens_bigint_throws_like_json_stringify() {
+    let pre = [Preprocessor::field(FieldKind::GrammarTokens, "", None)];
+    let input = obj! {"" => Value::Opaque(crate::repair::value::Opaque::BigInt("10".into()))};
+    let call = PreprocessCall {
+      tool_name: "t",
+      preprocessors: &pre,
+      family_match: &[FamilyMatch::Yes],
+      allow_valid_value_transforms: true,
+    };
+    assert_eq!(
+      preprocess(input, &call, &mut NoHost).err(),
+      Some(RepairError::TypeError("Do not know how to serialize a BigInt".into()))
+    );
+  }
+
+  #[test]
+  fn null_entries_throw_when_reached() {
+    let pre = [Preprocessor::Throw("Cannot read properties of null (reading 'kind')".into())];
+    let call = PreprocessCall {
+      tool_name: "t",
+      preprocessors: &pre,
+      family_match: &[],
+      allow_valid_value_transforms: true,
+    };
+    assert!(matches!(preprocess(Value::Null, &call, &mut NoHost), Err(RepairError::TypeError(_))));
   }
 
   #[test]

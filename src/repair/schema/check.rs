@@ -734,6 +734,10 @@ impl<'s> Eval<'s> {
       step!(ok, S, pass);
     }
     if let Some(ap) = &k.additional_properties {
+      // TypeBox builds the known-keys expression before looking at any key.
+      if let KnownKeys::Regex(re) = &ap.known {
+        re.touch();
+      }
       let known = |key: &str| match &ap.known {
         KnownKeys::Names(names) => names.iter().any(|n| n == key),
         KnownKeys::Regex(re) => re.test(key),
@@ -835,6 +839,7 @@ impl<'s> Eval<'s> {
     if let Some(patterns) = &k.pattern_properties {
       let mut every = true;
       'outer: for (re, node) in patterns {
+        re.touch();
         for (key, val) in o.iter() {
           if !re.test(key) {
             continue;

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::format::Format;
 use super::num::Num;
-use super::regex::{escape_property_key, is_plain_regex_text, JsRegex};
+use super::regex::{escape_property_key, is_plain_regex_text, JsRegex, LazyRegex};
 use super::{
   AdditionalProps, ArrayKws, Conv, ConvObject, ConvProp, ConvRecord, Dependency, IfKw, Items, KeyMatcher, KnownKeys,
   Node, NodeId, NumberKws, ObjNode, ObjectKws, Prop, Schema, SchemaError, StringKws, TypeKw, TypeName, TypeRaw,
@@ -237,7 +237,7 @@ impl<'a> Compiler<'a> {
     if let Some(pp) = &pattern_properties {
       let mut list = Vec::with_capacity(pp.len());
       for (pattern, node) in pp {
-        list.push((compile_regex(pattern, "u")?, *node));
+        list.push((LazyRegex::new(pattern, "u"), *node));
       }
       ok.pattern_properties = Some(list);
     }
@@ -253,7 +253,7 @@ impl<'a> Compiler<'a> {
           } else {
             format!("({})", parts.join("|"))
           };
-          KnownKeys::Regex(compile_regex(&source, "")?)
+          KnownKeys::Regex(LazyRegex::new(&source, ""))
         }
         None => KnownKeys::Names(
           properties
@@ -358,7 +358,7 @@ impl<'a> Compiler<'a> {
       sk.format = Some((f.clone(), Format::by_name(f)));
     }
     if let Some(Value::String(p)) = o.get("pattern") {
-      sk.pattern = Some((p.clone(), compile_regex(p, "u")?));
+      sk.pattern = Some((p.clone(), LazyRegex::new(p, "u")));
     }
     if sk.max_length.is_some() || sk.min_length.is_some() || sk.format.is_some() || sk.pattern.is_some() {
       n.string = Some(Box::new(sk));
@@ -502,6 +502,17 @@ impl<'a> Compiler<'a> {
         Some(Value::Array(values)) => Conv::Enum(self.enum_union(values)?),
         _ => Conv::Identity,
       },
+      // TypeBox converts inside an Intersect with its evaluated type (Evaluate(Instantiate(type))).
+      "Intersect" => {
+        let members = match o.get("allOf") {
+          Some(Value::Array(a)) => a.as_slice(),
+          _ => &[],
+        };
+        let evaluated = super::evaluate::evaluate_intersect(members);
+        self.synthetic += 1;
+        let ptr = format!("\u{0}intersect{}", self.synthetic);
+        Conv::Evaluated(self.node(&evaluated, ptr, "")?)
+      }
       "Ref" => match o.get("$ref") {
         Some(Value::String(r)) => Conv::Ref(r.clone()),
         _ => Conv::Identity,
@@ -580,14 +591,6 @@ impl<'a> Compiler<'a> {
       _ => Some(found),
     }
   }
-}
-
-fn compile_regex(source: &str, flags: &str) -> Result<JsRegex, SchemaError> {
-  JsRegex::new(source, flags).map_err(|reason| SchemaError::InvalidPattern {
-    pattern: source.to_string(),
-    flags: flags.to_string(),
-    reason,
-  })
 }
 
 /// Convert's `new RegExp('^' + key + '$')`, with a plain-text fast path.

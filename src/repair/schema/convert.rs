@@ -241,6 +241,7 @@ impl<'s> Converter<'s> {
         if let Some((source, reason)) = &o.invalid {
           return Err(ConvertError::InvalidRegex {
             source: source.clone(),
+            flags: String::new(),
             reason: reason.clone(),
           });
         }
@@ -278,6 +279,7 @@ impl<'s> Converter<'s> {
         if let Some((source, reason)) = &r.invalid {
           return Err(ConvertError::InvalidRegex {
             source: source.clone(),
+            flags: String::new(),
             reason: reason.clone(),
           });
         }
@@ -314,7 +316,7 @@ impl<'s> Converter<'s> {
         value
       }
       Conv::Union(branches) => self.union(id, branches, value, ctx)?,
-      Conv::Enum(union) => self.convert_node(*union, value, ctx)?,
+      Conv::Enum(union) | Conv::Evaluated(union) => self.convert_node(*union, value, ctx)?,
       Conv::Ref(name) => match ctx.iter().rev().find(|(k, _)| k == name) {
         Some(&(_, target)) => self.convert_node(target, value, ctx)?,
         None => value,

@@ -9,6 +9,7 @@
 mod check;
 mod compile;
 mod convert;
+mod evaluate;
 mod format;
 mod num;
 mod regex;
@@ -16,6 +17,7 @@ mod regex;
 use crate::repair::value::Value;
 
 pub use check::TYPEBOX_MAX_ERRORS;
+pub use regex::RegexFault;
 
 /// A compiled schema: immutable, `Send + Sync`, reusable across calls.
 #[derive(Debug)]
@@ -61,15 +63,15 @@ pub enum ConvertError {
   /// does not compile as the regular expression `^name$` (TypeBox's `new RegExp` throws a
   /// SyntaxError). `source` is that expression text, e.g. `^a($`, so a JS caller can reproduce the
   /// exact SyntaxError with `new RegExp(source)`; `reason` is regress's description.
-  InvalidRegex { source: String, reason: String },
+  InvalidRegex { source: String, flags: String, reason: String },
 }
 
 // Hand-written: thiserror would treat a field called `source` as the underlying error.
 impl std::fmt::Display for ConvertError {
   fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
     match self {
-      ConvertError::InvalidRegex { source, reason } => {
-        write!(f, "Invalid regular expression: /{source}/: {reason}")
+      ConvertError::InvalidRegex { source, flags, reason } => {
+        write!(f, "Invalid regular expression: /{source}/{flags}: {reason}")
       }
     }
   }
@@ -82,20 +84,57 @@ impl Schema {
     compile::compile(schema)
   }
 
-  /// `Value.Check(schema, value)`.
+  /// `Value.Check(schema, value)` inside a `try`: a schema regular expression that does not
+  /// compile (JS would throw its SyntaxError) counts as "not valid".
   pub fn check(&self, value: &Value) -> bool {
-    check::check(self, self.root, value)
+    let _ = regex::take_fault();
+    let ok = check::check(self, self.root, value);
+    regex::take_fault().is_none() && ok
+  }
+
+  /// `Value.Check(schema, value)`, failing where JS throws: a schema regular expression that does
+  /// not compile, reached by the value.
+  pub fn try_check(&self, value: &Value) -> Result<bool, RegexFault> {
+    let _ = regex::take_fault();
+    let ok = check::check(self, self.root, value);
+    match regex::take_fault() {
+      Some(fault) => Err(fault),
+      None => Ok(ok),
+    }
   }
 
   /// The first `limit` entries of `Value.Errors(schema, value)` in TypeBox order. TypeBox itself
   /// stops collecting after `TYPEBOX_MAX_ERRORS` (its default `maxErrors` setting).
   pub fn errors(&self, value: &Value, limit: usize) -> Vec<Issue> {
-    check::errors(self, self.root, value, limit)
+    let _ = regex::take_fault();
+    let out = check::errors(self, self.root, value, limit);
+    let _ = regex::take_fault();
+    out
+  }
+
+  /// `errors`, failing where JS throws (see `try_check`).
+  pub fn try_errors(&self, value: &Value, limit: usize) -> Result<Vec<Issue>, RegexFault> {
+    let _ = regex::take_fault();
+    let out = check::errors(self, self.root, value, limit);
+    match regex::take_fault() {
+      Some(fault) => Err(fault),
+      None => Ok(out),
+    }
   }
 
   /// `Value.Convert(schema, value)`.
   pub fn convert(&self, value: Value) -> Result<Value, ConvertError> {
-    convert::convert(self, self.root, value)
+    let _ = regex::take_fault();
+    let out = convert::convert(self, self.root, value);
+    match (regex::take_fault(), out) {
+      (_, Err(e)) => Err(e),
+      (Some(f), Ok(_)) => Err(ConvertError::InvalidRegex {
+        source: f.source,
+        flags: f.flags,
+        reason: f.reason,
+      }),
+      (None, Ok(v)) => Ok(v),
+    }
   }
 }
 
@@ -177,7 +216,7 @@ pub(crate) struct ObjectKws {
   pub dependencies: Option<Vec<(String, Dependency)>>,
   pub dependent_required: Option<Vec<(String, Vec<String>)>>,
   pub dependent_schemas: Option<Vec<(String, NodeId)>>,
-  pub pattern_properties: Option<Vec<(regex::JsRegex, NodeId)>>,
+  pub pattern_properties: Option<Vec<(regex::LazyRegex, NodeId)>>,
   pub properties: Option<Vec<Prop>>,
   pub property_names: Option<NodeId>,
   pub min_properties: Option<f64>,
@@ -196,7 +235,7 @@ pub(crate) enum KnownKeys {
   /// Exactly the declared property names (no `patternProperties`).
   Names(Vec<String>),
   /// TypeBox's combined alternation of pattern keys and escaped property names.
-  Regex(regex::JsRegex),
+  Regex(regex::LazyRegex),
 }
 
 #[derive(Debug)]
@@ -240,7 +279,7 @@ pub(crate) struct StringKws {
   pub max_length: Option<f64>,
   pub min_length: Option<f64>,
   pub format: Option<(String, Option<format::Format>)>,
-  pub pattern: Option<(String, regex::JsRegex)>,
+  pub pattern: Option<(String, regex::LazyRegex)>,
 }
 
 #[derive(Debug, Default)]
@@ -281,6 +320,8 @@ pub(crate) enum Conv {
   Union(Vec<NodeId>),
   /// The synthetic union of literals TypeBox builds from an `enum`.
   Enum(NodeId),
+  /// An `Intersect`: converted as its evaluated type (a synthetic node).
+  Evaluated(NodeId),
   Ref(String),
   Cyclic {
     defs: Vec<(String, NodeId)>,

@@ -50,6 +50,62 @@ impl JsRegex {
   }
 }
 
+/// A schema's regular expression that failed to compile: JS only throws (a SyntaxError) when the
+/// keyword holding it is evaluated, so the failure is kept and raised at first use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegexFault {
+  pub source: String,
+  pub flags: String,
+  /// regress's description (the JS facade rebuilds V8's own SyntaxError from source and flags).
+  pub reason: String,
+}
+
+thread_local! {
+  /// The first fault met since the last `take_fault` (evaluation continues as a failed match).
+  static FAULT: std::cell::RefCell<Option<RegexFault>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Take (and clear) the fault recorded by the last evaluation on this thread.
+pub(crate) fn take_fault() -> Option<RegexFault> {
+  FAULT.with(|f| f.borrow_mut().take())
+}
+
+/// A schema regular expression compiled eagerly whose compile error is raised lazily.
+#[derive(Debug)]
+pub(crate) struct LazyRegex(Result<JsRegex, RegexFault>);
+
+impl LazyRegex {
+  pub(crate) fn new(source: &str, flags: &str) -> LazyRegex {
+    LazyRegex(JsRegex::new(source, flags).map_err(|reason| RegexFault {
+      source: source.to_string(),
+      flags: flags.to_string(),
+      reason,
+    }))
+  }
+  /// `new RegExp(source, flags)` happens here: an invalid expression records its fault.
+  pub(crate) fn touch(&self) -> bool {
+    match &self.0 {
+      Ok(_) => true,
+      Err(fault) => {
+        FAULT.with(|f| {
+          let mut f = f.borrow_mut();
+          if f.is_none() {
+            *f = Some(fault.clone());
+          }
+        });
+        false
+      }
+    }
+  }
+  /// `regexp.test(s)`; an invalid expression records its fault and matches nothing.
+  pub(crate) fn test(&self, s: &str) -> bool {
+    match &self.0 {
+      Ok(re) => re.test(s),
+      Err(_) => self.touch(),
+    }
+  }
+}
+
 /// Does `name` read as itself when used as the body of `^name$`? (No regex syntax characters.)
 pub(crate) fn is_plain_regex_text(name: &str) -> bool {
   !name.chars().any(|c| {

@@ -300,17 +300,23 @@ fn errors_respect_the_limit() {
 }
 
 #[test]
-fn invalid_patterns_fail_to_compile() {
+fn invalid_patterns_fail_only_when_evaluated() {
+  // JS builds `new RegExp(pattern, "u")` when a string reaches the keyword: compiling succeeds,
+  // a value that never reaches it is fine, one that does fails with the expression's fault.
   let schema = decode(&parse(r#"{"type":"string","pattern":"(unclosed"}"#));
-  assert!(matches!(
-    Schema::compile(&schema),
-    Err(SchemaError::InvalidPattern { .. })
-  ));
+  let s = Schema::compile(&schema).unwrap();
+  assert_eq!(s.try_check(&Value::Number(1.0)), Ok(false));
+  let fault = s.try_check(&Value::str("x")).unwrap_err();
+  assert_eq!((fault.source.as_str(), fault.flags.as_str()), ("(unclosed", "u"));
+  assert!(s.try_errors(&Value::str("x"), 8).is_err());
+  // Inside a `try` (the pipeline's final Convert + Check) it is just "not valid".
+  assert!(!s.check(&Value::str("x")));
+  assert_eq!(s.try_check(&Value::Number(1.0)), Ok(false));
+  // patternProperties: built when an object reaches the keyword, keys or not.
   let schema = decode(&parse(r#"{"patternProperties":{"[":{}}}"#));
-  assert!(matches!(
-    Schema::compile(&schema),
-    Err(SchemaError::InvalidPattern { .. })
-  ));
+  let s = Schema::compile(&schema).unwrap();
+  assert_eq!(s.try_check(&Value::str("x")), Ok(true));
+  assert!(s.try_check(&Value::Object(Default::default())).is_err());
   assert_eq!(Schema::compile(&Value::Null).unwrap_err(), SchemaError::InvalidRoot);
 }
 
@@ -888,3 +894,25 @@ const CASES: &[(&str, &str)] = &[
     r##"{"check":true,"errors":[],"convert":{"$fn":1}}"##,
   ),
 ];
+
+#[test]
+fn intersect_converts_with_its_evaluated_type() {
+  // TypeBox: Value.Convert(Intersect([Object({count: Literal(true)})]), {count: "true"}) converts.
+  let schema = decode(&parse(
+    r#"{"~kind":"Intersect","allOf":[{"~kind":"Object","type":"object","required":["count"],"properties":{"count":{"~kind":"Literal","type":"boolean","const":true}}}]}"#,
+  ));
+  let s = Schema::compile(&schema).unwrap();
+  let converted = s.convert(decode(&parse(r#"{"count":"true"}"#))).unwrap();
+  assert_eq!(converted, decode(&parse(r#"{"count":true}"#)));
+  assert!(s.check(&converted));
+  // A raw allOf (no ~kind) is not converted.
+  let schema = decode(&parse(r#"{"allOf":[{"~kind":"Object","type":"object","properties":{"n":{"~kind":"Number","type":"number"}}}]}"#));
+  let s = Schema::compile(&schema).unwrap();
+  assert_eq!(s.convert(decode(&parse(r#"{"n":"5"}"#))).unwrap(), decode(&parse(r#"{"n":"5"}"#)));
+  // The evaluated object builds `^a($` for its property names: Convert throws.
+  let schema = decode(&parse(
+    r#"{"~kind":"Intersect","allOf":[{"~kind":"Object","type":"object","properties":{"a(":{"~kind":"Any"}}}]}"#,
+  ));
+  let s = Schema::compile(&schema).unwrap();
+  assert!(matches!(s.convert(decode(&parse("{}"))), Err(ConvertError::InvalidRegex { .. })));
+}
