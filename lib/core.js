@@ -3,6 +3,7 @@
 // keeps reference identity (valid and unrepairable results hand back the caller's own object).
 import binding from './native.js'
 import { decode, decodeParsed, encode, encodeExt } from './codec.js'
+import { legacyProof, plainDataBytes, preprocessorProof, schemaChecker } from './fastpath.js'
 
 const native = binding
 
@@ -133,10 +134,16 @@ function compiledSchema(schema) {
   if (entry === undefined) {
     const handle = native.compileSchema(JSON.stringify(copySchema(schema, new Set())))
     // The handle object owns the native slot; the cache keeps it alive as long as the schema.
-    entry = { handle, id: handle.id }
+    entry = { handle, id: handle.id, checker: schemaChecker(schema) }
     schemaCache.set(schema, entry)
   }
   return entry.id
+}
+
+/** The fast-path checker of an already compiled schema (null: none). */
+function schemaCheckerOf(schema) {
+  const entry = schema !== null && typeof schema === 'object' ? schemaCache.get(schema) : undefined
+  return entry === undefined ? null : entry.checker
 }
 
 const FIELD_KINDS = new Set([
@@ -386,17 +393,108 @@ function swallow(fn, arg) {
   }
 }
 
-export function runRepairPipeline(options) {
-  const { input, config } = options
+// Per-config preparation: what every call with the same config object shares. It is rebuilt
+// whenever one of the fields it was made from is no longer the same value (configs are plain
+// objects a caller may edit), and never keyed on the input.
+const preparedCache = new WeakMap()
+
+function prepare(config) {
+  const p = preparedCache.get(config)
+  const preprocessors = config.preprocessors
+  if (
+    p !== undefined &&
+    p.schema === config.schema &&
+    p.preprocessors === preprocessors &&
+    p.preLength === (preprocessors ? preprocessors.length : 0) &&
+    p.legacyConfig === config.legacyConfig &&
+    p.owner === config.ownerPrepareArguments &&
+    p.modelId === config.modelId &&
+    p.toolName === config.toolName &&
+    p.policyName === config.policy &&
+    config.policyOverrides === undefined &&
+    config.limits === undefined
+  ) {
+    return p
+  }
   const policy = resolveRepairPolicy(config.policy, config.policyOverrides)
   const schema = compiledSchema(config.schema)
-  const pre = config.preprocessors && config.preprocessors.length > 0 ? compiledPreprocessors(config.preprocessors) : null
+  const pre = preprocessors && preprocessors.length > 0 ? compiledPreprocessors(preprocessors) : null
   const legacy = config.legacyConfig ? compiledLegacy(config.legacyConfig) : null
   const owner = config.ownerPrepareArguments
-  const [text, encoding] = encode(input)
-  const flags =
-    (policy.allowTruncatedEnvelopeCompletion ? 1 : 0) | (policy.allowValidValueTransforms ? 2 : 0) | (owner ? 4 : 0) | encoding
   const family = pre ? familyMatches(pre, config.modelId) : null
+  const next = {
+    schema: config.schema,
+    preprocessors,
+    preLength: preprocessors ? preprocessors.length : 0,
+    legacyConfig: config.legacyConfig,
+    owner,
+    modelId: config.modelId,
+    toolName: config.toolName,
+    policyName: config.policy,
+    policy,
+    schemaId: schema,
+    pre,
+    legacy,
+    // A family string holding '2' must be asked again on every call.
+    family: family && family.includes('2') ? undefined : family,
+    flags: (policy.allowTruncatedEnvelopeCompletion ? 1 : 0) | (policy.allowValidValueTransforms ? 2 : 0) | (owner ? 4 : 0),
+    fast: null,
+  }
+  // The fast path needs a plan for the schema and proofs for every preprocessor, and no shim or
+  // custom limits (those always go through the native pipeline).
+  const checker = schemaCheckerOf(config.schema)
+  if (checker !== null && !owner && config.limits === undefined) {
+    const preProof = pre ? (pre.proof ??= preprocessorProof(pre.items, isNativeFold) ?? false) : () => true
+    const legProof = legacyProof(config.legacyConfig)
+    if (preProof) next.fast = { checker, preProof, legProof }
+  }
+  if (config.policyOverrides === undefined && config.limits === undefined) preparedCache.set(config, next)
+  return next
+}
+
+function isNativeFold(apply) {
+  return apply === foldFlatEditFields
+}
+
+const MAX_FAST_BYTES = DEFAULT_ENVELOPE_LIMITS.maxInputBytes
+
+/** The pipeline's valid result for the caller's own input. */
+function validResult(input, profile) {
+  return {
+    outcome: 'valid',
+    args: input,
+    policy: profile,
+    changes: [],
+    observations: [],
+    issueSummary: undefined,
+    fingerprint: undefined,
+  }
+}
+
+export function runRepairPipeline(options) {
+  const { input, config } = options
+  const prep = prepare(config)
+  const policy = prep.policy
+  const pre = prep.pre
+  const legacy = prep.legacy
+  const owner = prep.owner
+  const family = prep.family !== undefined ? prep.family : familyMatches(pre, config.modelId)
+  const fast = prep.fast
+  if (fast !== null && input !== null && typeof input === 'object' && !Array.isArray(input)) {
+    const bytes = plainDataBytes(input, 0)
+    if (bytes >= 0 && bytes <= MAX_FAST_BYTES && fast.checker(input) && fast.preProof(input, family) && fast.legProof(input)) {
+      const result = validResult(input, policy.profile)
+      try {
+        config.onOutcome?.(result)
+      } catch {
+        // Reporting callbacks cannot affect repair safety or validity.
+      }
+      return result
+    }
+  }
+  const schema = prep.schemaId
+  const [text, encoding] = encode(input)
+  const flags = prep.flags | encoding
   const needsHost = Boolean(owner) || (pre && pre.needsHost) || (legacy && legacy.needsHost) || (family && family.includes('2'))
   const ctx = needsHost ? { input, owner, preprocessors: pre, legacy, modelId: config.modelId, threw: false, error: undefined } : null
   let raw
@@ -417,15 +515,7 @@ export function runRepairPipeline(options) {
   }
   let result
   if (raw === 'V') {
-    result = {
-      outcome: 'valid',
-      args: input,
-      policy: policy.profile,
-      changes: [],
-      observations: [],
-      issueSummary: undefined,
-      fingerprint: undefined,
-    }
+    result = validResult(input, policy.profile)
   } else {
     const p = JSON.parse(raw)
     let args = 'a' in p ? decodeParsed(p.a, raw) : input
