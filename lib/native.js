@@ -64,7 +64,7 @@ function isMusl() {
 
 function firstLine(value) {
   const text = value && typeof value.message === 'string' ? value.message : String(value)
-  return text.split('\n')[0]
+  return text.split('\n')[0].replace(/[.\s]+$/, '')
 }
 
 function describeLoadFailure(cause) {

@@ -15,10 +15,11 @@
 //
 // Cross builds use cargo-zigbuild (PyPI: `pip install ziglang cargo-zigbuild`) plus
 // `rustup target add <triple>`: Linux glibc targets link against glibc 2.17, musl targets as a
-// dynamic library (-crt-static), win32-x64-msvc is built with the x86_64-pc-windows-gnu target when
-// the host is not Windows (the addon only talks to Node through N-API's C ABI, so it loads in the
-// official MSVC-built node.exe). Honours CARGO_TARGET_DIR; prints a summary table at the end and
-// exits non-zero if any requested platform failed.
+// dynamic library (-crt-static), win32-x64-msvc is built with the x86_64-pc-windows-gnu target and
+// MinGW-w64's GCC (apt-get install mingw-w64) when the host is not Windows (the addon only talks to
+// Node through N-API's C ABI, so it loads in the official MSVC-built node.exe). Honours
+// CARGO_TARGET_DIR; prints a summary table at the end and exits non-zero if any requested platform
+// failed.
 import { spawnSync } from 'node:child_process'
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -126,7 +127,21 @@ function compile(platform) {
   }
   const native = (isHost && !zig) || (onWindows && triple.endsWith('-windows-msvc')) || (onMac && triple.endsWith('-apple-darwin'))
   let r
-  if (native) {
+  if (cargoTriple.endsWith('-windows-gnu') && !onWindows) {
+    // zig's linker drops the export list of a Windows DLL (napi_register_module_v1 would be missing),
+    // so Windows is linked with MinGW-w64's GCC. napi-build wants a libnode.dll for -gnu targets (a
+    // MinGW-built Node); the addon resolves N-API from the host process at load time and links
+    // nothing from it, so an empty import library satisfies the lookup.
+    const gcc = `${cargoTriple.split('-')[0]}-w64-mingw32-gcc`
+    if (!have(gcc, ['--version'])) throw new Error(`${gcc} is needed for ${platform} (Debian/Ubuntu: apt-get install mingw-w64)`)
+    const stub = join(cargo().targetDir, 'napi-libnode-stub')
+    mkdirSync(stub, { recursive: true })
+    writeFileSync(join(stub, 'libnode.dll'), '')
+    writeFileSync(join(stub, 'libnode.dll.a'), '!<arch>\n')
+    env.LIBNODE_PATH ??= stub
+    env[`CARGO_TARGET_${cargoTriple.toUpperCase().replace(/-/g, '_')}_LINKER`] ??= gcc
+    r = run('cargo', ['build', '--release', '--locked', '--target', cargoTriple], { env })
+  } else if (native) {
     if (isHost && triple.endsWith('-linux-gnu')) {
       console.error(`note: cargo-zigbuild not found; ${platform} is linked against this machine's glibc, not 2.17`)
     }
