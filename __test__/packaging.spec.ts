@@ -140,7 +140,8 @@ describe('packed tarballs', () => {
     expect(existsSync(join(plain, 'node_modules', 'pi-native', 'LICENSE'))).toBe(true)
     expect(readdirSync(join(plain, 'node_modules', 'pi-native')).filter((f) => f.endsWith('.node'))).toEqual([])
     const platform = JSON.parse(readFileSync(join(plain, 'node_modules', platformPackage, 'package.json'), 'utf8'))
-    expect(platform).toMatchObject({ name: platformPackage, version, main: binaryFile, license: 'MIT' })
+    expect(platform).toMatchObject({ name: platformPackage, version, main: binaryFile, license: 'MIT', os: [process.platform], cpu: [process.arch] })
+    if (process.platform === 'linux') expect(platform.libc).toEqual([host.endsWith('-musl') ? 'musl' : 'glibc'])
     expect(readdirSync(join(plain, 'node_modules', platformPackage)).sort()).toEqual(['LICENSE', 'README.md', binaryFile, 'package.json'].sort())
     // Only the host's platform package was installed; the others were skipped, not fetched.
     expect(readdirSync(join(plain, 'node_modules')).filter((d) => d.startsWith('pi-native-'))).toEqual([platformPackage])
