@@ -162,14 +162,18 @@ pub fn recover_envelope(input: &Value, limits: &Limits) -> Result<Envelope, Repa
   } else {
     nesting_depth(input, limits.max_nesting_depth)
   };
-  if input_bytes(input) > limits.max_input_bytes || depth > limits.max_nesting_depth {
+  // A NaN limit compares false whatever the size (the pipeline passes NaN when it already
+  // checked the size from the JSON text it was given), so the size is only computed when it counts.
+  let too_big = !limits.max_input_bytes.is_nan() && input_bytes(input) > limits.max_input_bytes;
+  if too_big || depth > limits.max_nesting_depth {
     return Ok(unchanged(true));
   }
   if input.contains_uncloneable() {
     return Err(RepairError::DataClone);
   }
-  let started = Instant::now();
-  let elapsed_ms = || started.elapsed().as_secs_f64() * 1000.0;
+  // The work clock only matters for string envelopes (the decode loop).
+  let started = matches!(input, Value::String(_)).then(Instant::now);
+  let elapsed_ms = || started.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
   let mut changes = Vec::new();
   let mut value = input.clone();
   let mut attempts = 0f64;
@@ -204,7 +208,9 @@ pub fn recover_envelope(input: &Value, limits: &Limits) -> Result<Envelope, Repa
     }
   }
   if is_plain_object(&value) {
-    if nesting_depth(&value, limits.max_nesting_depth) > limits.max_nesting_depth {
+    // An object input that nothing changed has the depth measured above.
+    let remeasure = !changes.is_empty() || !matches!(input, Value::Object(_));
+    if remeasure && nesting_depth(&value, limits.max_nesting_depth) > limits.max_nesting_depth {
       return Ok(unchanged(true));
     }
     return Ok(Envelope {
