@@ -350,6 +350,35 @@ function keepNote(ctx, note) {
 
 const NOTE_TAG = '\u0000note:'
 
+const ABSENT = '\u0002'
+
+function observationsOf(f, i, out) {
+  const n = Number(f[i++])
+  for (let k = 0; k < n; k++) {
+    out.push({ channel: 'tool', stage: 'valid-value', ruleId: f[i], toolName: f[i + 1], outcome: 'detected' })
+    i += 2
+  }
+  return i
+}
+
+/** The split result form of the native pipeline (see `encode_result` in src/binding/repair.rs). */
+function splitResult(raw) {
+  const f = raw.split('\u0001')
+  const p = { o: f[0], c: [], ob: [], e: [] }
+  if (f[1] !== '') {
+    p.a = undefined
+    p.at = f[1]
+  }
+  let i = 3
+  for (let n = Number(f[2]), k = 0; k < n; k++, i += 3) p.c.push({ ruleId: f[i], stage: f[i + 1], note: f[i + 2] })
+  i = observationsOf(f, i, p.ob)
+  i = observationsOf(f, i, p.e)
+  if (f[i] !== ABSENT) p.is = f[i]
+  if (f[i + 1] !== ABSENT) p.fp = f[i + 1]
+  if (f[i + 2] !== ABSENT) p.rm = f[i + 2]
+  return p
+}
+
 function restoreNotes(ctx, changes) {
   if (!ctx || !ctx.notes) return changes
   for (const change of changes) {
@@ -517,8 +546,8 @@ export function runRepairPipeline(options) {
   if (raw === 'V') {
     result = validResult(input, policy.profile)
   } else {
-    const p = JSON.parse(raw)
-    let args = 'a' in p ? decodeParsed(p.a, raw) : input
+    const p = raw.charCodeAt(0) === 123 ? JSON.parse(raw) : splitResult(raw)
+    let args = 'a' in p ? (p.a === undefined ? decode(p.at) : decodeParsed(p.a, raw)) : input
     // An owner shim that mutated the caller's own input in place: the reference compares against
     // the mutated input and hands it back.
     if (p.o === 'valid' && 'a' in p && ctx && ctx.ownerSawInput && stableSerialize(args) === stableSerialize(input)) args = input

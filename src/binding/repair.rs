@@ -285,8 +285,22 @@ fn push_opt(out: &mut String, key: &str, v: &Option<String>) {
   }
 }
 
+/// Field separator of the split result form (see [`encode_result`]).
+const SEP: char = '\u{1}';
+
+/// Can `s` travel as a raw field of the split form? (No separator, and nothing that only JSON
+/// escapes carry exactly: control characters and the private-use plane-16 block.)
+fn raw_field(s: &str) -> bool {
+  !s.chars().any(|c| c < ' ' || c >= '\u{10F000}')
+}
+
 /// Encode a pipeline result for the facade: `"V"` for "valid, the caller's own object, nothing
-/// recorded"; otherwise a JSON object with short keys.
+/// recorded"; otherwise the split form — fields joined by U+0001, which `String.prototype.split`
+/// takes apart far faster than `JSON.parse` builds objects: outcome, args (extended JSON, or empty
+/// for the caller's input), the number of changes and each change's rule id / stage / note, the
+/// observations and the emitted observations (count, then rule id / tool name each), then issue
+/// summary, fingerprint and retry message (U+0002 for absent). When any text cannot travel raw the
+/// result is a JSON object with short keys instead.
 fn encode_result(r: &PipelineResult) -> String {
   if r.outcome == crate::repair::engine::Outcome::Valid
     && r.args.is_none()
@@ -295,6 +309,44 @@ fn encode_result(r: &PipelineResult) -> String {
     && r.issue_summary.is_none()
   {
     return "V".into();
+  }
+  let texts_raw = r.changes.iter().all(|c| raw_field(&c.rule_id) && raw_field(&c.note))
+    && r.observations.iter().chain(&r.emitted).all(|o| raw_field(&o.rule_id) && raw_field(&o.tool_name))
+    && [&r.issue_summary, &r.fingerprint].iter().all(|v| v.as_deref().is_none_or(raw_field))
+    && r.retry_message.as_deref().is_none_or(|m| !m.chars().any(|c| (c < ' ' && c != '\n') || c >= '\u{10F000}'));
+  if texts_raw {
+    let mut out = String::with_capacity(256);
+    out.push_str(r.outcome.as_str());
+    out.push(SEP);
+    if let Some(a) = &r.args {
+      out.push_str(&json::stringify_ext(a));
+    }
+    out.push(SEP);
+    out.push_str(&r.changes.len().to_string());
+    for c in &r.changes {
+      for field in [c.rule_id.as_str(), c.stage.as_str(), c.note.as_str()] {
+        out.push(SEP);
+        out.push_str(field);
+      }
+    }
+    for list in [&r.observations, &r.emitted] {
+      out.push(SEP);
+      out.push_str(&list.len().to_string());
+      for o in list.iter() {
+        out.push(SEP);
+        out.push_str(&o.rule_id);
+        out.push(SEP);
+        out.push_str(&o.tool_name);
+      }
+    }
+    for v in [&r.issue_summary, &r.fingerprint, &r.retry_message] {
+      out.push(SEP);
+      match v {
+        Some(s) => out.push_str(s),
+        None => out.push('\u{2}'),
+      }
+    }
+    return out;
   }
   let mut out = String::with_capacity(256);
   out.push_str("{\"o\":\"");
