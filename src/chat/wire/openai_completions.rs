@@ -11,8 +11,8 @@ use serde_json::{json, Map, Value};
 
 use super::strict::{make_strict_json_schema, resolve_json_schema_strict};
 use super::transform::{
-  js_json_parse, js_number, js_ordered, js_stringify, parse_streaming_json, resolve_max_tokens, sanitize_surrogates,
-  short_hash, transform_messages,
+  js_json_parse, js_json_parse_kept, js_number, js_ordered, js_stringify, parse_streaming_json, resolve_max_tokens,
+  sanitize_surrogates, short_hash, transform_messages, Keep,
 };
 use crate::chat::catalog::Model;
 use crate::chat::options::{clamp_thinking_level, ModelInfo, ThinkingLevel};
@@ -69,6 +69,23 @@ pub struct Compat {
   /// `openrouter`, `openai`, or another value (then only the generic affinity headers).
   pub session_affinity_format: String,
   pub supports_long_cache_retention: bool,
+}
+
+/// `map.get(key)` by a linear scan: stream chunks are small objects, where comparing a few keys
+/// costs less than hashing one.
+#[inline]
+fn field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+  if map.len() <= 8 {
+    map.iter().find_map(|(k, v)| (k == key).then_some(v))
+  } else {
+    map.get(key)
+  }
+}
+
+/// `value.get(key)` for an object (`None` otherwise), as [`field`].
+#[inline]
+fn value_field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+  value.as_object().and_then(|m| field(m, key))
 }
 
 /// JavaScript truthiness of a JSON value.
@@ -1296,21 +1313,24 @@ impl CompletionsParser {
   }
 
   fn chunk(&mut self, chunk: &Map<String, Value>, out: &mut Vec<StreamEvent>) {
-    if let Some(usage) = chunk.get("usage").filter(|u| truthy(u)) {
+    if let Some(usage) = field(chunk, "usage").filter(|u| truthy(u)) {
       self.usage = parse_usage(usage);
     }
-    let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|c| c.first()) else {
+    let Some(choice) = field(chunk, "choices")
+      .and_then(Value::as_array)
+      .and_then(|c| c.first())
+    else {
       return;
     };
     let Some(choice) = choice.as_object() else {
       return;
     };
-    if !chunk.get("usage").is_some_and(truthy) {
-      if let Some(usage) = choice.get("usage").filter(|u| truthy(u)) {
+    if !field(chunk, "usage").is_some_and(truthy) {
+      if let Some(usage) = field(choice, "usage").filter(|u| truthy(u)) {
         self.usage = parse_usage(usage);
       }
     }
-    if let Some(reason) = choice.get("finish_reason").filter(|r| truthy(r)) {
+    if let Some(reason) = field(choice, "finish_reason").filter(|r| truthy(r)) {
       let (stop, error) = map_finish_reason(reason);
       self.stop = stop;
       if error.is_some() {
@@ -1318,10 +1338,10 @@ impl CompletionsParser {
       }
       self.has_finish_reason = true;
     }
-    let Some(delta) = choice.get("delta").filter(|d| truthy(d)) else {
+    let Some(delta) = field(choice, "delta").filter(|d| truthy(d)) else {
       return;
     };
-    if let Some(Value::String(content)) = delta.get("content") {
+    if let Some(Value::String(content)) = value_field(delta, "content") {
       if !content.is_empty() {
         if self.text.is_none() {
           self.blocks.push(Block::Text);
@@ -1333,7 +1353,7 @@ impl CompletionsParser {
     }
     let reasoning = ["reasoning_content", "reasoning", "reasoning_text"]
       .iter()
-      .find_map(|f| delta.get(*f).and_then(Value::as_str).filter(|s| !s.is_empty()));
+      .find_map(|f| value_field(delta, f).and_then(Value::as_str).filter(|s| !s.is_empty()));
     if let Some(r) = reasoning {
       if self.thinking.is_none() {
         self.blocks.push(Block::Thinking);
@@ -1342,7 +1362,7 @@ impl CompletionsParser {
       }
       out.push(StreamEvent::ThinkingDelta(r.to_string()));
     }
-    if let Some(Value::Array(calls)) = delta.get("tool_calls") {
+    if let Some(Value::Array(calls)) = value_field(delta, "tool_calls") {
       for call in calls.iter().filter_map(Value::as_object) {
         self.tool_call_fragment(call, out);
       }
@@ -1350,15 +1370,15 @@ impl CompletionsParser {
   }
 
   fn tool_call_fragment(&mut self, call: &Map<String, Value>, out: &mut Vec<StreamEvent>) {
-    let stream_index = call.get("index").and_then(Value::as_f64).map(f64::to_bits);
-    let function = call.get("function").filter(|f| !f.is_null());
-    let custom = call.get("custom").filter(|c| !c.is_null());
+    let stream_index = field(call, "index").and_then(Value::as_f64).map(f64::to_bits);
+    let function = field(call, "function").filter(|f| !f.is_null());
+    let custom = field(call, "custom").filter(|c| !c.is_null());
     let has_function = truthy_opt(function);
-    let id = call.get("id").and_then(Value::as_str).filter(|s| !s.is_empty());
+    let id = field(call, "id").and_then(Value::as_str).filter(|s| !s.is_empty());
     let name = function
-      .and_then(|f| f.get("name"))
+      .and_then(|f| value_field(f, "name"))
       .filter(|n| !n.is_null())
-      .or_else(|| custom.and_then(|c| c.get("name")).filter(|n| !n.is_null()))
+      .or_else(|| custom.and_then(|c| value_field(c, "name")).filter(|n| !n.is_null()))
       .map(js_to_string)
       .unwrap_or_default();
     let is_custom = truthy_opt(custom) && !has_function;
@@ -1427,12 +1447,12 @@ impl CompletionsParser {
         input: String::new(),
       };
     }
-    let fragment = function.and_then(|f| f.get("arguments")).filter(|a| truthy(a));
+    let fragment = function.and_then(|f| value_field(f, "arguments")).filter(|a| truthy(a));
     if let Some(fragment) = fragment {
       if let ToolArgs::Json(buffer) = args {
         buffer.push_str(&js_to_string(fragment));
       }
-    } else if let Some(input) = custom.and_then(|c| c.get("input")).filter(|i| truthy(i)) {
+    } else if let Some(input) = custom.and_then(|c| value_field(c, "input")).filter(|i| truthy(i)) {
       if let ToolArgs::Custom { input: buffer, .. } = args {
         buffer.push_str(&js_to_string(input));
       }
@@ -1493,6 +1513,29 @@ pub fn parse_usage(raw: &Value) -> Usage {
   }
 }
 
+/// The members of a chunk the parser reads (the rest of each event is checked, not built).
+static CHUNK_FIELDS: Keep = Keep::Keys(&[
+  ("usage", Keep::All),
+  ("error", Keep::All),
+  (
+    "choices",
+    Keep::Keys(&[
+      ("usage", Keep::All),
+      ("finish_reason", Keep::All),
+      (
+        "delta",
+        Keep::Keys(&[
+          ("content", Keep::All),
+          ("reasoning_content", Keep::All),
+          ("reasoning", Keep::All),
+          ("reasoning_text", Keep::All),
+          ("tool_calls", Keep::All),
+        ]),
+      ),
+    ]),
+  ),
+]);
+
 impl StreamParser for CompletionsParser {
   fn on_event(&mut self, event: &SseEvent, out: &mut Vec<StreamEvent>) {
     if self.terminated {
@@ -1506,7 +1549,7 @@ impl StreamParser for CompletionsParser {
       self.done_marker = true;
       return;
     }
-    let parsed = match js_json_parse(&event.data) {
+    let parsed = match js_json_parse_kept(&event.data, &CHUNK_FIELDS) {
       Ok(v) => v,
       Err(e) => return self.fail(e.0, out),
     };
@@ -1516,7 +1559,7 @@ impl StreamParser for CompletionsParser {
     let Value::Object(chunk) = parsed else {
       return;
     };
-    if let Some(error) = chunk.get("error").filter(|e| truthy(e)) {
+    if let Some(error) = field(&chunk, "error").filter(|e| truthy(e)) {
       let message = stream_error_message(error);
       return self.fail(message, out);
     }

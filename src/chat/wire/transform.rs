@@ -495,8 +495,440 @@ pub struct JsonSyntaxError(pub String);
 /// `JSON.parse(text)`: strict JSON (JSON whitespace only), `\ud800`-style lone surrogates kept
 /// as stand-ins, numbers as doubles, later duplicate keys overwrite in place.
 pub fn js_json_parse(text: &str) -> Result<Value, JsonSyntaxError> {
+  // The byte parser gives the same value as the char parser whenever the text is valid; any
+  // failure (or an input it does not take) goes to the char parser, which words the error.
+  if let Ok(v) = fast_parse(text) {
+    return Ok(v);
+  }
   let chars: Vec<char> = text.chars().collect();
   strict_parse(&chars).map(JsVal::into_value)
+}
+
+/// Which members of a parsed object are built: `All`, or only the listed keys (each with its own
+/// projection; an array's elements take the array's projection). Other members are checked and
+/// skipped, so a text parses (or fails) exactly as with [`js_json_parse`].
+pub enum Keep {
+  All,
+  Keys(&'static [(&'static str, Keep)]),
+}
+
+/// [`js_json_parse`] keeping only what `keep` lists: the same value for every kept member, the
+/// same result (and error) for every text. For stream events of which a parser reads a few
+/// fields.
+pub fn js_json_parse_kept(text: &str, keep: &Keep) -> Result<Value, JsonSyntaxError> {
+  let mut p = Fast {
+    text,
+    s: text.as_bytes(),
+    i: 0,
+    depth: 0,
+  };
+  p.ws();
+  if let Ok(v) = p.value(keep) {
+    p.ws();
+    if p.i == p.s.len() {
+      return Ok(v);
+    }
+  }
+  let chars: Vec<char> = text.chars().collect();
+  strict_parse(&chars).map(|v| kept(v.into_value(), keep))
+}
+
+/// A full parse reduced to `keep` (only for the rare texts the byte parser hands over).
+fn kept(v: Value, keep: &Keep) -> Value {
+  match (v, keep) {
+    (v, Keep::All) => v,
+    (Value::Array(items), keep) => Value::Array(items.into_iter().map(|i| kept(i, keep)).collect()),
+    (Value::Object(map), Keep::Keys(keys)) => Value::Object(
+      map
+        .into_iter()
+        .filter_map(|(k, v)| {
+          let (_, sub) = keys.iter().find(|(name, _)| *name == k)?;
+          Some((k, kept(v, sub)))
+        })
+        .collect(),
+    ),
+    (v, _) => v,
+  }
+}
+
+/// [`js_json_parse`] over bytes, building `Value`s directly: the same grammar, duplicate keys
+/// overwriting in place, array-index keys moved first per object, numbers through `js_number`.
+/// `Err(())` means "ask the char parser".
+fn fast_parse(text: &str) -> Result<Value, ()> {
+  let mut p = Fast {
+    text,
+    s: text.as_bytes(),
+    i: 0,
+    depth: 0,
+  };
+  p.ws();
+  let v = p.value(&Keep::All)?;
+  p.ws();
+  if p.i == p.s.len() {
+    Ok(v)
+  } else {
+    Err(())
+  }
+}
+
+struct Fast<'a> {
+  text: &'a str,
+  s: &'a [u8],
+  i: usize,
+  depth: usize,
+}
+
+impl<'a> Fast<'a> {
+  #[inline]
+  fn ws(&mut self) {
+    while self.i < self.s.len() && matches!(self.s[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+      self.i += 1;
+    }
+  }
+
+  #[inline]
+  fn peek(&self) -> Option<u8> {
+    self.s.get(self.i).copied()
+  }
+
+  fn literal(&mut self, word: &[u8], v: Value) -> Result<Value, ()> {
+    if self.s[self.i..].starts_with(word) {
+      self.i += word.len();
+      Ok(v)
+    } else {
+      Err(())
+    }
+  }
+
+  /// Check and pass over one value without building it.
+  fn skip(&mut self) -> Result<(), ()> {
+    match self.peek().ok_or(())? {
+      b'{' => {
+        self.enter()?;
+        self.i += 1;
+        self.ws();
+        if self.peek() == Some(b'}') {
+          self.i += 1;
+          self.depth -= 1;
+          return Ok(());
+        }
+        loop {
+          self.ws();
+          if self.peek() != Some(b'"') {
+            return Err(());
+          }
+          self.skip_string()?;
+          self.ws();
+          if self.peek() != Some(b':') {
+            return Err(());
+          }
+          self.i += 1;
+          self.ws();
+          self.skip()?;
+          self.ws();
+          match self.peek() {
+            Some(b',') => self.i += 1,
+            Some(b'}') => {
+              self.i += 1;
+              self.depth -= 1;
+              return Ok(());
+            }
+            _ => return Err(()),
+          }
+        }
+      }
+      b'[' => {
+        self.enter()?;
+        self.i += 1;
+        self.ws();
+        if self.peek() == Some(b']') {
+          self.i += 1;
+          self.depth -= 1;
+          return Ok(());
+        }
+        loop {
+          self.ws();
+          self.skip()?;
+          self.ws();
+          match self.peek() {
+            Some(b',') => self.i += 1,
+            Some(b']') => {
+              self.i += 1;
+              self.depth -= 1;
+              return Ok(());
+            }
+            _ => return Err(()),
+          }
+        }
+      }
+      b'"' => self.skip_string(),
+      b't' => self.literal(b"true", Value::Null).map(drop),
+      b'f' => self.literal(b"false", Value::Null).map(drop),
+      b'n' => self.literal(b"null", Value::Null).map(drop),
+      c if c == b'-' || c.is_ascii_digit() => self.number_span().map(drop),
+      _ => Err(()),
+    }
+  }
+
+  /// Check a string literal (escapes, control characters) without building it.
+  fn skip_string(&mut self) -> Result<(), ()> {
+    self.i += 1;
+    loop {
+      let b = *self.s.get(self.i).ok_or(())?;
+      self.i += 1;
+      match b {
+        b'"' => return Ok(()),
+        b'\\' => match *self.s.get(self.i).ok_or(())? {
+          b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 1,
+          b'u' => {
+            let hex = self.s.get(self.i + 1..self.i + 5).ok_or(())?;
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+              return Err(());
+            }
+            self.i += 5;
+          }
+          _ => return Err(()),
+        },
+        b if b < 0x20 => return Err(()),
+        _ => {}
+      }
+    }
+  }
+
+  fn value(&mut self, keep: &Keep) -> Result<Value, ()> {
+    match self.peek().ok_or(())? {
+      b'{' => {
+        self.enter()?;
+        self.i += 1;
+        let mut map = Map::new();
+        self.ws();
+        if self.peek() == Some(b'}') {
+          self.i += 1;
+          self.depth -= 1;
+          return Ok(Value::Object(map));
+        }
+        let mut index_keys = false;
+        loop {
+          self.ws();
+          if self.peek() != Some(b'"') {
+            return Err(());
+          }
+          let key = self.key()?;
+          self.ws();
+          if self.peek() != Some(b':') {
+            return Err(());
+          }
+          self.i += 1;
+          self.ws();
+          let sub = match keep {
+            Keep::All => Some(&Keep::All),
+            Keep::Keys(keys) => keys.iter().find(|(name, _)| *name == key).map(|(_, sub)| sub),
+          };
+          if let Some(sub) = sub {
+            let v = self.value(sub)?;
+            index_keys |= key.as_bytes().first().is_some_and(u8::is_ascii_digit) && array_index(&key).is_some();
+            // IndexMap keeps a re-assigned key where it first was, as a JS object does.
+            map.insert(key.into_owned(), v);
+          } else {
+            self.skip()?;
+          }
+          self.ws();
+          match self.peek() {
+            Some(b',') => self.i += 1,
+            Some(b'}') => {
+              self.i += 1;
+              self.depth -= 1;
+              if index_keys {
+                let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+                entries.sort_by_key(|(k, _)| match array_index(k) {
+                  Some(i) => (0u8, i),
+                  None => (1u8, 0),
+                });
+                map = entries.into_iter().collect();
+              }
+              return Ok(Value::Object(map));
+            }
+            _ => return Err(()),
+          }
+        }
+      }
+      b'[' => {
+        self.enter()?;
+        self.i += 1;
+        let mut items = Vec::new();
+        self.ws();
+        if self.peek() == Some(b']') {
+          self.i += 1;
+          self.depth -= 1;
+          return Ok(Value::Array(items));
+        }
+        loop {
+          self.ws();
+          items.push(self.value(keep)?);
+          self.ws();
+          match self.peek() {
+            Some(b',') => self.i += 1,
+            Some(b']') => {
+              self.i += 1;
+              self.depth -= 1;
+              return Ok(Value::Array(items));
+            }
+            _ => return Err(()),
+          }
+        }
+      }
+      b'"' => self.string().map(Value::String),
+      b't' => self.literal(b"true", Value::Bool(true)),
+      b'f' => self.literal(b"false", Value::Bool(false)),
+      b'n' => self.literal(b"null", Value::Null),
+      c if c == b'-' || c.is_ascii_digit() => self.number(),
+      _ => Err(()),
+    }
+  }
+
+  fn enter(&mut self) -> Result<(), ()> {
+    self.depth += 1;
+    if self.depth > 2000 {
+      return Err(());
+    }
+    Ok(())
+  }
+
+  fn digits(&mut self) {
+    while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+      self.i += 1;
+    }
+  }
+
+  fn number(&mut self) -> Result<Value, ()> {
+    let (start, end) = self.number_span()?;
+    Ok(js_number(self.text[start..end].parse::<f64>().unwrap_or(f64::NAN)))
+  }
+
+  /// Check a number's grammar; its text span.
+  fn number_span(&mut self) -> Result<(usize, usize), ()> {
+    let start = self.i;
+    if self.peek() == Some(b'-') {
+      self.i += 1;
+    }
+    match self.peek() {
+      Some(b'0') => self.i += 1,
+      Some(c) if c.is_ascii_digit() => self.digits(),
+      _ => return Err(()),
+    }
+    if self.peek() == Some(b'.') {
+      self.i += 1;
+      if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
+        return Err(());
+      }
+      self.digits();
+    }
+    if matches!(self.peek(), Some(b'e' | b'E')) {
+      self.i += 1;
+      if matches!(self.peek(), Some(b'+' | b'-')) {
+        self.i += 1;
+      }
+      if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
+        return Err(());
+      }
+      self.digits();
+    }
+    Ok((start, self.i))
+  }
+
+  /// A property name: borrowed from the text when it needs no decoding.
+  fn key(&mut self) -> Result<std::borrow::Cow<'a, str>, ()> {
+    let start = self.i + 1;
+    let text = self.text;
+    let s = self.s;
+    let mut j = start;
+    while let Some(&b) = s.get(j) {
+      match b {
+        b'"' => {
+          self.i = j + 1;
+          return Ok(std::borrow::Cow::Borrowed(&text[start..j]));
+        }
+        b'\\' | 0xF4 => break,
+        b if b < 0x20 => return Err(()),
+        _ => j += 1,
+      }
+    }
+    self.string().map(std::borrow::Cow::Owned)
+  }
+
+  /// A string literal starting at the opening quote. A run without escapes and without
+  /// stand-in surrogates (4-byte sequences led by 0xF4) is copied as it is; others are decoded
+  /// through UTF-16 units exactly like the char parser.
+  fn string(&mut self) -> Result<String, ()> {
+    self.i += 1;
+    let start = self.i;
+    while let Some(&b) = self.s.get(self.i) {
+      match b {
+        b'"' => {
+          let out = self.text[start..self.i].to_string();
+          self.i += 1;
+          return Ok(out);
+        }
+        b'\\' | 0xF4 => break,
+        b if b < 0x20 => return Err(()),
+        _ => self.i += 1,
+      }
+    }
+    if self.i >= self.s.len() {
+      return Err(());
+    }
+    // The general case, from the start of the literal.
+    let mut units: Vec<u16> = Vec::new();
+    let mut chars = self.text[start..].char_indices();
+    loop {
+      let Some((at, c)) = chars.next() else {
+        return Err(());
+      };
+      match c {
+        '"' => {
+          self.i = start + at + 1;
+          break;
+        }
+        '\\' => {
+          let unit = match chars.next().map(|(_, c)| c) {
+            Some('"') => '"' as u16,
+            Some('\\') => '\\' as u16,
+            Some('/') => '/' as u16,
+            Some('b') => 8,
+            Some('f') => 12,
+            Some('n') => 10,
+            Some('r') => 13,
+            Some('t') => 9,
+            Some('u') => {
+              let mut unit = 0u16;
+              for _ in 0..4 {
+                match chars.next().and_then(|(_, h)| h.to_digit(16)) {
+                  Some(d) => unit = unit * 16 + d as u16,
+                  None => return Err(()),
+                }
+              }
+              unit
+            }
+            _ => return Err(()),
+          };
+          units.push(unit);
+        }
+        c if (c as u32) < 0x20 => return Err(()),
+        c => match stand_in_surrogate(c) {
+          Some(unit) => units.push(unit),
+          None => {
+            let mut buf = [0u16; 2];
+            units.extend_from_slice(c.encode_utf16(&mut buf));
+          }
+        },
+      }
+    }
+    Ok(
+      char::decode_utf16(units.iter().copied())
+        .map(|r| r.unwrap_or_else(|e| lone_surrogate_char(e.unpaired_surrogate())))
+        .collect(),
+    )
+  }
 }
 
 fn strict_parse(chars: &[char]) -> Result<JsVal, JsonSyntaxError> {
@@ -1440,6 +1872,79 @@ mod tests {
     ] {
       assert_eq!(js_json_parse(text).unwrap_err().0, message, "{text:?}");
     }
+  }
+
+  #[test]
+  fn byte_parser_agrees_with_the_char_parser() {
+    let stand_in = lone_surrogate_char(0xD83E).to_string();
+    let low = lone_surrogate_char(0xDD80).to_string();
+    let texts = [
+      r#"{"b":1.0,"2":[1e21,1e-7,-0,12345678901234567890],"1":"\ud800x\n\u0001","a":{"b":1,"b":2}}"#.to_string(),
+      r#"{"id":"c","choices":[{"index":0,"delta":{"content":"héllo 🦀 \"q\"\\"},"finish_reason":null}],"usage":null}"#
+        .to_string(),
+      r#"{"10":1,"x":2,"9":3,"01":4,"4294967295":5,"4294967294":6,"x":7}"#.to_string(),
+      r#"{"s":"\ud83e\udd80 \ud83e x \udd80 \u00e9\/\b\f\r\t"}"#.to_string(),
+      format!(r#"{{"s":"{stand_in}{low} {stand_in}\udd80 {low}"}}"#),
+      " [ true , false , null , -1.5e-3 , 0 , \"\" , {} , [] ] ".to_string(),
+      "\"plain\"".to_string(),
+      "12".to_string(),
+      "[[[[[[1]]]]]]".to_string(),
+    ];
+    for text in &texts {
+      let slow = strict_parse(&text.chars().collect::<Vec<_>>())
+        .map(JsVal::into_value)
+        .unwrap();
+      assert_eq!(fast_parse(text), Ok(slow.clone()), "{text}");
+      assert_eq!(
+        js_stringify(&js_json_parse(text).unwrap()),
+        js_stringify(&slow),
+        "{text}"
+      );
+    }
+    // Whatever the byte parser refuses, the char parser words.
+    for text in [
+      "",
+      "{",
+      "[1,]",
+      "{\"a\" 1}",
+      "\"a\\u12\"",
+      "\"\u{1}\"",
+      "tru",
+      "-",
+      "1.",
+      "1e",
+      "01",
+      "\"x",
+      "{}x",
+    ] {
+      assert!(fast_parse(text).is_err(), "{text:?}");
+      assert!(js_json_parse(text).is_err(), "{text:?}");
+    }
+    static KEEP: Keep = Keep::Keys(&[("a", Keep::All), ("c", Keep::Keys(&[("d", Keep::All)]))]);
+    for text in [
+      r#"{"x":{"a":[1,{"q":"\u00e9"}]},"a":{"z":1,"2":2,"1":1},"b":"skip \"me\" \ud800","c":[{"d":1,"e":2},{"e":[true,false,null]},3],"a":5}"#,
+      r#"{"c":{"d":{"d":1},"e":"x"},"a":null}"#,
+      r#"[{"a":1,"b":2},{"c":{"d":0,"f":-1.5e3}}]"#,
+      r#""plain""#,
+    ] {
+      let full = js_json_parse(text).unwrap();
+      assert_eq!(js_json_parse_kept(text, &KEEP).unwrap(), kept(full, &KEEP), "{text}");
+    }
+    for text in [
+      r#"{"b":"\x"}"#,
+      r#"{"b":"\u12g4"}"#,
+      "{\"b\":\"\u{1}\"}",
+      r#"{"b":[1,]}"#,
+      r#"{"b":01}"#,
+      r#"{"b":tru}"#,
+      r#"{"a":1}x"#,
+      r#"{"b":{"#,
+    ] {
+      assert_eq!(js_json_parse_kept(text, &KEEP), js_json_parse(text), "{text}");
+      assert!(js_json_parse(text).is_err(), "{text}");
+    }
+    let deep = "[".repeat(2001) + &"]".repeat(2001);
+    assert_eq!(js_json_parse(&deep).unwrap_err().0, "Maximum call stack size exceeded");
   }
 
   #[test]
