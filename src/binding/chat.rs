@@ -6,7 +6,6 @@ use std::sync::{Arc, OnceLock};
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::catalog::{Catalog, Model, Resolver};
@@ -20,14 +19,10 @@ use crate::chat::retry::{
   classify_provider_retry, compute_provider_retry_delay, provider_retry_after_ms, ErrorInfo, ResponseMeta,
   RetryDelayOptions,
 };
-use crate::chat::service::{run_chat, ChatError, ChatRequest, Item};
+use crate::chat::service::{run_chat, ChatError, ChatRequest, Outbox};
 
-/// Largest number of chunks handed over per batch; the first batch of a stream is kept small so
-/// the first chunk reaches the caller without waiting for a burst to be drained.
-const MAX_BATCH: usize = 4096;
-const FIRST_BATCH: usize = 8;
-/// Channel capacity: the provider stream pauses when the consumer falls this far behind.
-const CHANNEL: usize = 8192;
+// Chunks cross in batches: each `nextBatch` takes everything buffered (at most
+// `OUTBOX_CAPACITY` chunks; the provider stream pauses when the consumer falls that far behind).
 
 fn invalid(msg: impl std::fmt::Display) -> Error {
   Error::new(Status::InvalidArg, msg.to_string())
@@ -95,9 +90,8 @@ fn parse_request(text: &str) -> Result<Value> {
 /// One running `streamChat` call.
 #[napi]
 pub struct ChatStream {
-  rx: Arc<Mutex<mpsc::Receiver<Item>>>,
+  outbox: Arc<Outbox>,
   cancel: CancellationToken,
-  batches: std::sync::atomic::AtomicUsize,
 }
 
 impl Drop for ChatStream {
@@ -117,23 +111,18 @@ pub fn chat_start(request_json: String) -> Result<ChatStream> {
     tools: v.get("tools").and_then(Value::as_array).cloned().unwrap_or_default(),
     options: v.get("options").cloned().unwrap_or(Value::Null),
   };
-  let (tx, rx) = mpsc::channel(CHANNEL);
+  let outbox = Arc::new(Outbox::default());
   let cancel = CancellationToken::new();
   let task_cancel = cancel.clone();
-  // A panic in the core ends the stream with an error instead of a silently closed channel.
-  let panic_tx = tx.clone();
+  let task_outbox = outbox.clone();
   napi::bindgen_prelude::spawn(async move {
-    let run = std::panic::AssertUnwindSafe(run_chat(client().clone(), req, tx, task_cancel));
+    let run = std::panic::AssertUnwindSafe(run_chat(client().clone(), req, &task_outbox, task_cancel));
+    // A panic in the core ends the stream with an error instead of a silently closed stream.
     if futures_util::FutureExt::catch_unwind(run).await.is_err() {
-      let error = ChatError::plain("pi-native: internal error in the chat core");
-      let _ = panic_tx.send(Item::Error(error)).await;
+      task_outbox.close(Some(ChatError::plain("pi-native: internal error in the chat core")));
     }
   });
-  Ok(ChatStream {
-    rx: Arc::new(Mutex::new(rx)),
-    cancel,
-    batches: std::sync::atomic::AtomicUsize::new(0),
-  })
+  Ok(ChatStream { outbox, cancel })
 }
 
 #[napi]
@@ -142,48 +131,15 @@ impl ChatStream {
   /// "d": done}`.
   #[napi]
   pub async fn next_batch(&self) -> Result<String> {
-    let mut rx = self.rx.lock().await;
-    let limit = if self.batches.fetch_add(1, std::sync::atomic::Ordering::Relaxed) == 0 {
-      FIRST_BATCH
-    } else {
-      MAX_BATCH
-    };
-    let mut chunks: Vec<String> = Vec::new();
-    let mut error: Option<Value> = None;
-    let mut done = false;
-    match rx.recv().await {
-      None => done = true,
-      Some(item) => {
-        let mut item = Some(item);
-        while let Some(it) = item.take() {
-          match it {
-            Item::Chunk(c) => chunks.push(c),
-            Item::Error(e) => {
-              error = Some(e.to_json());
-              done = true;
-              break;
-            }
-          }
-          if chunks.len() >= limit {
-            break;
-          }
-          match rx.try_recv() {
-            Ok(next) => item = Some(next),
-            Err(mpsc::error::TryRecvError::Disconnected) => done = true,
-            Err(mpsc::error::TryRecvError::Empty) => {}
-          }
-        }
-      }
-    }
-    let size = chunks.iter().map(|c| c.len() + 1).sum::<usize>() + 32;
-    let mut out = String::with_capacity(size);
+    let taken = self.outbox.take().await;
+    let mut out = String::with_capacity(taken.json.len() + 32);
     out.push_str("{\"c\":[");
-    out.push_str(&chunks.join(","));
+    out.push_str(&taken.json);
     out.push_str("],\"d\":");
-    out.push_str(if done { "true" } else { "false" });
-    if let Some(e) = error {
+    out.push_str(if taken.done { "true" } else { "false" });
+    if let Some(e) = taken.error {
       out.push_str(",\"e\":");
-      out.push_str(&e.to_string());
+      out.push_str(&e.to_json().to_string());
     }
     out.push('}');
     Ok(out)

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::catalog::{apply_service_tier_pricing, cost_usd, Catalog, Model, Resolver};
@@ -153,11 +153,100 @@ impl ChatError {
   }
 }
 
-/// One item of the output channel: a chunk already serialised to JSON, or the final error.
-#[derive(Debug)]
-pub enum Item {
-  Chunk(String),
-  Error(ChatError),
+/// Chunks buffered before the producer waits for the consumer (the provider stream then pauses).
+pub const OUTBOX_CAPACITY: usize = 8192;
+
+/// The stream's output: chunks serialised straight into one comma-separated JSON buffer that the
+/// consumer takes whole, then the final error or the end. One lock per chunk, no per-chunk
+/// allocation or channel node; the consumer is woken only when it waits.
+#[derive(Default)]
+pub struct Outbox {
+  state: std::sync::Mutex<OutState>,
+  ready: Notify,
+  space: Notify,
+}
+
+#[derive(Default)]
+struct OutState {
+  /// Chunks, comma-separated JSON.
+  json: String,
+  count: usize,
+  error: Option<ChatError>,
+  closed: bool,
+}
+
+/// What one take gives: the chunks (comma-separated JSON), the final error, whether it ended.
+pub struct Taken {
+  pub json: String,
+  pub count: usize,
+  pub error: Option<ChatError>,
+  pub done: bool,
+}
+
+impl Outbox {
+  fn lock(&self) -> std::sync::MutexGuard<'_, OutState> {
+    self.state.lock().unwrap_or_else(|p| p.into_inner())
+  }
+
+  /// Append one chunk written by `write`, waiting while the buffer is full.
+  async fn push(&self, cancel: &CancellationToken, write: impl Fn(&mut String)) -> Result<(), ChatError> {
+    loop {
+      {
+        let mut st = self.lock();
+        if st.closed {
+          return Err(ChatError::abort());
+        }
+        if st.count < OUTBOX_CAPACITY {
+          if st.count > 0 {
+            st.json.push(',');
+          }
+          write(&mut st.json);
+          st.count += 1;
+          drop(st);
+          self.ready.notify_one();
+          return Ok(());
+        }
+      }
+      tokio::select! {
+        _ = self.space.notified() => {}
+        _ = cancel.cancelled() => return Err(ChatError::abort()),
+      }
+    }
+  }
+
+  /// The stream ended, with `error` when it failed (idempotent: the first end counts).
+  pub fn close(&self, error: Option<ChatError>) {
+    let mut st = self.lock();
+    if !st.closed {
+      st.closed = true;
+      st.error = error;
+    }
+    drop(st);
+    self.ready.notify_one();
+  }
+
+  /// Everything buffered, waiting until there is at least one chunk or the end.
+  pub async fn take(&self) -> Taken {
+    loop {
+      {
+        let mut st = self.lock();
+        if st.count > 0 || st.closed {
+          let taken = Taken {
+            json: std::mem::take(&mut st.json),
+            count: std::mem::take(&mut st.count),
+            error: st.error.take(),
+            done: st.closed,
+          };
+          drop(st);
+          if taken.count > 0 {
+            self.space.notify_one();
+          }
+          return taken;
+        }
+      }
+      self.ready.notified().await;
+    }
+  }
 }
 
 /// A request to stream: the service configuration and the call's arguments.
@@ -193,9 +282,9 @@ fn random_unit() -> f64 {
   })
 }
 
-/// Sends chunks; a dropped receiver means the consumer went away (treated as cancellation).
+/// Sends chunks; a cancelled token (the caller aborted or the consumer went away) ends the stream.
 struct Out<'a> {
-  tx: &'a mpsc::Sender<Item>,
+  outbox: &'a Outbox,
   cancel: &'a CancellationToken,
 }
 
@@ -204,11 +293,19 @@ impl Out<'_> {
     if self.cancel.is_cancelled() {
       return Err(ChatError::abort());
     }
+    let text = chunk.to_string();
+    self.outbox.push(self.cancel, |buf| buf.push_str(&text)).await
+  }
+
+  /// Send `{"<key>":"<text>"}`, written straight into the outbox.
+  async fn send_text(&self, key: &str, text: &str) -> Result<(), ChatError> {
+    if self.cancel.is_cancelled() {
+      return Err(ChatError::abort());
+    }
     self
-      .tx
-      .send(Item::Chunk(chunk.to_string()))
+      .outbox
+      .push(self.cancel, |buf| write_text_chunk(buf, key, text))
       .await
-      .map_err(|_| ChatError::abort())
   }
 
   async fn sleep(&self, ms: u64) -> Result<(), ChatError> {
@@ -529,35 +626,36 @@ impl Run<'_> {
       let mut output_started = false;
       let mut tool_index = 0u32;
       loop {
-        let event = next_with_watchdog(
-          &mut source,
-          parser.as_mut(),
-          response,
-          idle_ms,
-          warning,
-          &mut stall_count,
-          output_started,
-          out,
-        )
-        .await?;
+        // Events decoded from bytes already read need no watchdog (nothing is awaited).
+        let event = match source.ready_event(parser.as_mut())? {
+          Some(event) => Some(event),
+          None => {
+            next_with_watchdog(
+              &mut source,
+              parser.as_mut(),
+              response,
+              idle_ms,
+              warning,
+              &mut stall_count,
+              output_started,
+              out,
+            )
+            .await?
+          }
+        };
         let Some(event) = event else {
           return Err(ChatError::stream_closed());
         };
-        let chunk = match event {
-          StreamEvent::TextDelta(d) => {
-            output_started = true;
-            json!({ "content": d })
-          }
-          StreamEvent::ThinkingDelta(d) => {
-            output_started = true;
-            json!({ "reasoningContent": d })
-          }
+        // A text or thinking delta, or any other chunk as a value.
+        let (text, chunk) = match event {
+          StreamEvent::TextDelta(d) => (Some(("content", d)), Value::Null),
+          StreamEvent::ThinkingDelta(d) => (Some(("reasoningContent", d)), Value::Null),
           StreamEvent::ToolCallEnd { id, name, arguments } => {
-            output_started = true;
             let index = tool_index;
             tool_index += 1;
-            json!({ "toolCalls": [{ "index": index, "id": id, "type": "function",
-              "function": { "name": name, "arguments": wire::transform::js_stringify(&Value::Object(arguments)) } }] })
+            let chunk = json!({ "toolCalls": [{ "index": index, "id": id, "type": "function",
+              "function": { "name": name, "arguments": wire::transform::js_stringify(&Value::Object(arguments)) } }] });
+            (None, chunk)
           }
           StreamEvent::Done { reason, usage } => {
             let chunk = json!({ "finishReason": reason.as_str(), "usage": usage_info(model, &usage) });
@@ -571,11 +669,15 @@ impl Run<'_> {
           StreamEvent::Error { message } => return Err(ChatError::plain(message)),
           _ => continue,
         };
+        output_started = true;
         if let Some(r) = recovered.take() {
           out.send(r).await?;
         }
         *emitted = true;
-        out.send(chunk).await?;
+        match text {
+          Some((key, d)) => out.send_text(key, &d).await?,
+          None => out.send(chunk).await?,
+        }
       }
     };
     tokio::select! {
@@ -584,6 +686,40 @@ impl Run<'_> {
       _ = self.out.cancel.cancelled() => Err(ChatError::abort()),
     }
   }
+}
+
+/// Append `{"<key>":"<text>"}` exactly as `json!({key: text}).to_string()` writes it.
+fn write_text_chunk(buf: &mut String, key: &str, text: &str) {
+  buf.push_str("{\"");
+  buf.push_str(key);
+  buf.push_str("\":\"");
+  // serde_json's escaping: `"`, `\\`, \b \t \n \f \r, other controls as \u00xx, the rest as is.
+  let mut run = 0;
+  for (i, b) in text.bytes().enumerate() {
+    let escape = match b {
+      b'"' => "\\\"",
+      b'\\' => "\\\\",
+      0x08 => "\\b",
+      0x09 => "\\t",
+      0x0A => "\\n",
+      0x0C => "\\f",
+      0x0D => "\\r",
+      0x00..=0x1F => "",
+      _ => continue,
+    };
+    buf.push_str(&text[run..i]);
+    if escape.is_empty() {
+      const HEX: &[u8; 16] = b"0123456789abcdef";
+      buf.push_str("\\u00");
+      buf.push(HEX[(b >> 4) as usize] as char);
+      buf.push(HEX[(b & 15) as usize] as char);
+    } else {
+      buf.push_str(escape);
+    }
+    run = i + 1;
+  }
+  buf.push_str(&text[run..]);
+  buf.push_str("\"}");
 }
 
 /// `UsageInfo` with cost (spec §1.6, §5.10).
@@ -721,6 +857,20 @@ impl EventSource {
       return Err(e);
     }
     Ok(response.bytes_stream().boxed())
+  }
+
+  /// An event available without waiting: queued, or decoded from bytes already read.
+  fn ready_event(&mut self, parser: &mut (dyn StreamParser + Send)) -> Result<Option<StreamEvent>, ChatError> {
+    loop {
+      if let Some(e) = self.queue.pop_front() {
+        return Ok(Some(e));
+      }
+      if self.request.is_some() || self.pending.is_empty() {
+        return Ok(None);
+      }
+      let slice = self.pending.split_to(self.pending.len().min(DECODE_SLICE));
+      self.decode(&slice, parser)?;
+    }
   }
 
   /// The next semantic event; `None` when the body ended without one.
@@ -953,21 +1103,24 @@ pub fn redact(text: &str, keys: &[String]) -> String {
 }
 
 /// Run one `streamChat` call to completion, sending chunks and then (on failure) the error.
-pub async fn run_chat(client: reqwest::Client, req: ChatRequest, tx: mpsc::Sender<Item>, cancel: CancellationToken) {
-  let result = stream_chat(&client, &req, &tx, &cancel).await;
-  if let Err(mut e) = result {
-    if cancel.is_cancelled() && !e.is_abort() {
-      e = ChatError::abort();
+pub async fn run_chat(client: reqwest::Client, req: ChatRequest, outbox: &Outbox, cancel: CancellationToken) {
+  let result = stream_chat(&client, &req, outbox, &cancel).await;
+  match result {
+    Ok(()) => outbox.close(None),
+    Err(mut e) => {
+      if cancel.is_cancelled() && !e.is_abort() {
+        e = ChatError::abort();
+      }
+      e.message = redact(&e.message, &secrets(&req.config));
+      outbox.close(Some(e));
     }
-    e.message = redact(&e.message, &secrets(&req.config));
-    let _ = tx.send(Item::Error(e)).await;
   }
 }
 
 async fn stream_chat(
   client: &reqwest::Client,
   req: &ChatRequest,
-  tx: &mpsc::Sender<Item>,
+  outbox: &Outbox,
   cancel: &CancellationToken,
 ) -> Result<(), ChatError> {
   let required = req
@@ -1022,7 +1175,7 @@ async fn stream_chat(
     .unwrap_or_default();
   let mut run = Run {
     client,
-    out: Out { tx, cancel },
+    out: Out { outbox, cancel },
     options: &req.options,
     context,
     disable_thinking,
@@ -1127,6 +1280,26 @@ mod tests {
       zstd: false,
     };
     assert!(!format!("{r:?}").contains("sk-secret"));
+  }
+
+  #[test]
+  fn text_chunks_are_written_as_serde_writes_them() {
+    let lone = crate::repair::text::lone_surrogate_char(0xD800);
+    let controls: String = (0u8..0x20).map(char::from).collect();
+    for text in [
+      "",
+      "t1 ",
+      "q\"\\\n\u{1}\u{7f}é🦀\u{2028}",
+      &format!("x{lone}"),
+      &controls,
+      "\"\\",
+    ] {
+      for key in ["content", "reasoningContent"] {
+        let mut buf = String::from("[");
+        write_text_chunk(&mut buf, key, text);
+        assert_eq!(buf, format!("[{}", json!({ key: text })));
+      }
+    }
   }
 
   #[test]

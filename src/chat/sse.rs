@@ -77,7 +77,6 @@ impl SseDecoder {
           if self.line.len() + pos > self.max_line {
             return Err(SseError::LineTooLong(self.max_line));
           }
-          self.line.extend_from_slice(&bytes[..pos]);
           let ending = bytes[pos];
           let mut next = pos + 1;
           if ending == b'\r' {
@@ -87,8 +86,16 @@ impl SseDecoder {
               _ => {}
             }
           }
-          let line = std::mem::take(&mut self.line);
-          self.process_line(&line, out);
+          if self.line.is_empty() {
+            // The whole line is in this chunk: no copy.
+            self.process_line(&bytes[..pos], out);
+          } else {
+            self.line.extend_from_slice(&bytes[..pos]);
+            let mut line = std::mem::take(&mut self.line);
+            self.process_line(&line, out);
+            line.clear();
+            self.line = line;
+          }
           bytes = &bytes[next..];
         }
         None => {
@@ -161,7 +168,12 @@ impl SseDecoder {
       }
       None => (line, &[][..]),
     };
-    let value = String::from_utf8_lossy(value);
+    // Valid UTF-8 (the usual case) is checked by the fast validator; only invalid bytes take the
+    // replacing decoder.
+    let value = match std::str::from_utf8(value) {
+      Ok(text) => std::borrow::Cow::Borrowed(text),
+      Err(_) => String::from_utf8_lossy(value),
+    };
     match field {
       b"event" => self.event = value.into_owned(),
       b"data" => {
