@@ -153,20 +153,26 @@ function compile(platform) {
   if (r.status !== 0) throw new Error(`cargo exited with ${r.status ?? r.signal} for ${cargoTriple}`)
   const { targetDir, lib } = cargo()
   const file = cargoTriple.includes('windows') ? `${lib}.dll` : cargoTriple.includes('apple') ? `lib${lib}.dylib` : `lib${lib}.so`
-  return { path: join(targetDir, cargoTriple, 'release', file), built: cargoTriple }
+  return { path: join(targetDir, cargoTriple, 'release', file), built: zigTarget !== triple && !native ? zigTarget : cargoTriple, glibc217: !native && zigTarget.endsWith('.2.17') }
 }
 
 function glibcFloor(file) {
   const r = spawnSync('objdump', ['-T', file], { encoding: 'utf8', maxBuffer: 64 << 20 })
   if (r.status !== 0) return undefined
   const versions = [...new Set(r.stdout.match(/GLIBC_[0-9.]+/g) ?? [])]
-  versions.sort((a, b) => {
-    const pa = a.slice(6).split('.').map(Number)
-    const pb = b.slice(6).split('.').map(Number)
-    for (let i = 0; i < Math.max(pa.length, pb.length); i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0)
-    return 0
-  })
+  versions.sort(glibcFloor.compare)
   return versions.at(-1)
+}
+glibcFloor.compare = (a, b) => {
+  const pa = a.slice(6).split('.').map(Number)
+  const pb = b.slice(6).split('.').map(Number)
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0)
+  return 0
+}
+
+function staticTls(file) {
+  const r = spawnSync('readelf', ['-d', file], { encoding: 'utf8', maxBuffer: 64 << 20 })
+  return r.status === 0 && /\(FLAGS\)[^\n]*STATIC_TLS/.test(r.stdout)
 }
 
 function platformManifest(platform) {
@@ -211,8 +217,9 @@ for (const platform of selected) {
   try {
     const file = `${binaryName}.${platform}.node`
     let source
+    let built
     if (build) {
-      const built = compile(platform)
+      built = compile(platform)
       source = built.path
       row.rust = built.built
     } else {
@@ -230,7 +237,19 @@ for (const platform of selected) {
     copyFileSync(join(root, 'LICENSE'), join(stage, 'LICENSE'))
     copyFileSync(source, join(stage, file))
     row.binary = statSync(source).size
-    if (platform.includes('-gnu') && platform.startsWith('linux')) row.glibc = glibcFloor(source)
+    if (platform.includes('-gnu') && platform.startsWith('linux')) {
+      row.glibc = glibcFloor(source)
+      // The glibc packages promise glibc 2.17: a dependency that pulls in a newer symbol breaks that.
+      if (built?.glibc217 && row.glibc && row.glibc !== 'GLIBC_2.17' && glibcFloor.compare(row.glibc, 'GLIBC_2.17') > 0) {
+        throw new Error(`${file} needs ${row.glibc}, above the GLIBC_2.17 the package promises (objdump -T)`)
+      }
+    }
+    if (platform.endsWith('-musl') && staticTls(source)) {
+      // musl's loader refuses a dlopen'd library with initial-exec TLS (DF_STATIC_TLS), and Node
+      // loads the addon with dlopen: such a build fails on Alpine with "initial-exec TLS resolves
+      // to dynamic definition".
+      throw new Error(`${file} uses initial-exec TLS (DF_STATIC_TLS), which musl refuses in a dlopen'd addon`)
+    }
     Object.assign(row, pack(stage))
     row.status = 'packed'
   } catch (error) {
