@@ -50,6 +50,16 @@ fn parse_input(text: &str, ext: bool) -> Result<Value> {
   }
 }
 
+/// A config string (the tool name) sent as JSON text, a JSON string literal such as
+/// `JSON.stringify(String(toolName))`, so lone surrogates cross exactly (a napi `String` would turn
+/// them into U+FFFD). The result is in the encoding of `crate::js::text`.
+pub(crate) fn tool_name_from_json(text: &str) -> Result<String> {
+  match json::parse(text) {
+    Ok(Value::String(s)) => Ok(s),
+    _ => Err(invalid("pi-native: the tool name must cross as a JSON string literal")),
+  }
+}
+
 static SCHEMAS: Registry<Schema> = Registry::new();
 static PREPROCESSORS: Registry<Vec<Preprocessor>> = Registry::new();
 static LEGACY: Registry<LegacyConfig> = Registry::new();
@@ -191,12 +201,8 @@ impl Host for JsHost<'_> {
     args: &Value,
     tool_name: &str,
   ) -> std::result::Result<(Option<String>, Value), RepairError> {
-    let reply = self.call(
-      OP_LEGACY,
-      index as u32,
-      json::stringify_ext(args),
-      tool_name.to_string(),
-    )?;
+    // The tool name goes back as a JSON string literal (exact for lone surrogates).
+    let reply = self.call(OP_LEGACY, index as u32, json::stringify_ext(args), json::quote(tool_name))?;
     let v = json::parse_ext(&reply).map_err(|_| RepairError::CallbackThrew)?;
     let note = match v.get_key("n") {
       Some(Value::String(s)) => Some(s.clone()),
@@ -319,13 +325,14 @@ fn encode_result(r: &PipelineResult) -> String {
 
 /// Run the whole pipeline once. `flags`: 1 = allow truncated completion, 2 = allow valid-value
 /// transforms, 4 = an owner shim exists, 8 = the input text is in the extended form, 16 = the
-/// input reaches some object twice.
+/// input reaches some object twice. `tool_name_json` is the tool name as a JSON string literal
+/// (see [`tool_name_from_json`]).
 #[napi(catch_unwind)]
 #[allow(clippy::too_many_arguments)]
 pub fn run_pipeline(
   input_json: String,
   flags: u32,
-  tool_name: String,
+  tool_name_json: String,
   schema_id: u32,
   preprocessors_id: u32,
   legacy_id: u32,
@@ -334,6 +341,7 @@ pub fn run_pipeline(
   dispatch: Option<Dispatch>,
 ) -> Result<String> {
   let ext = flags & 8 != 0;
+  let tool_name = tool_name_from_json(&tool_name_json)?;
   let input = parse_input(&input_json, ext)?;
   let schema = SCHEMAS.get(schema_id).ok_or_else(unknown_handle)?;
   let preprocessors = PREPROCESSORS.get(preprocessors_id);
@@ -385,17 +393,19 @@ pub fn recover_envelope(input_json: String, flags: u32, limits: Option<Vec<f64>>
   Ok(out)
 }
 
-/// `preprocessInput`: JSON `{"v": value, "c": changes, "ob": [ruleIds]}`.
+/// `preprocessInput`: JSON `{"v": value, "c": changes, "ob": [ruleIds]}`; `tool_name_json` as in
+/// [`run_pipeline`].
 #[napi(catch_unwind)]
 pub fn preprocess_input(
   input_json: String,
   ext: bool,
-  tool_name: String,
+  tool_name_json: String,
   preprocessors_id: u32,
   allow_valid_value_transforms: bool,
   family_match: Option<String>,
   dispatch: Option<Dispatch>,
 ) -> Result<String> {
+  let tool_name = tool_name_from_json(&tool_name_json)?;
   let input = parse_input(&input_json, ext)?;
   if input.contains_uncloneable() {
     return Err(map_err(RepairError::DataClone));
@@ -444,9 +454,10 @@ pub fn preprocess_input(
 }
 
 /// The edit fold on one value (ext JSON in): `""` when it does not apply, else
-/// JSON `{"v": folded value, "n": note}`.
+/// JSON `{"v": folded value, "n": note}`; `tool_name_json` as in [`run_pipeline`].
 #[napi(catch_unwind)]
-pub fn fold_flat_edit_fields(value_json: String, tool_name: String) -> Result<String> {
+pub fn fold_flat_edit_fields(value_json: String, tool_name_json: String) -> Result<String> {
+  let tool_name = tool_name_from_json(&tool_name_json)?;
   let mut v = parse_input(&value_json, true)?;
   let Value::Object(o) = &mut v else {
     return Ok(String::new());

@@ -1,10 +1,10 @@
-//! A JavaScript-shaped value model for the repair core.
+//! A JavaScript-shaped value model.
 //!
 //! The repair layer must reproduce JavaScript observable behaviour: object key order (with the
 //! engine's integer-key rule), `undefined` distinct from absent and from `null`, all numbers as
-//! `f64`, and strings as UTF-16. Strings are stored as Rust `String`s; a lone UTF-16 surrogate
-//! (which JSON can carry as `\uD800`) is mapped to a private-use code point in plane 16 so that it
-//! survives a round trip (see [`crate::repair::text`]).
+//! `f64`, and strings as UTF-16. Strings and keys are Rust `String`s in the injective encoding of
+//! [`crate::js::text`] (lone surrogates escaped, everything else stored as is), so `==` on them is
+//! JS `===` and every string survives a round trip.
 
 use std::collections::HashMap;
 
@@ -259,9 +259,9 @@ impl FromIterator<(String, Value)> for Obj {
 macro_rules! obj {
   ($($k:expr => $v:expr),* $(,)?) => {{
     #[allow(unused_mut)]
-    let mut o = $crate::repair::value::Obj::new();
+    let mut o = $crate::js::value::Obj::new();
     $( o.set($k, $v); )*
-    $crate::repair::value::Value::Object(o)
+    $crate::js::value::Value::Object(o)
   }};
 }
 

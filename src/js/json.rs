@@ -3,12 +3,13 @@
 //!
 //! Parse: JSON whitespace is space/tab/LF/CR only; a duplicate key keeps its first position and
 //! takes the last value; `__proto__` is an ordinary key; numbers are IEEE doubles (`1e400` is
-//! Infinity); `\uD800` lone surrogates are accepted. Stringify: `undefined`, functions and symbols
+//! Infinity); `\uD800` lone surrogates are accepted and kept (strings come out in the encoding of
+//! [`super::text`]; a raw U+10FFFF in the text is escaped). Stringify: `undefined`, functions and symbols
 //! are dropped from objects and become `null` in arrays; non-finite numbers become `null`; BigInt
 //! throws.
 
 use super::jsnum::number_to_string;
-use super::text::{lone_surrogate_char, stand_in_surrogate};
+use super::text::{cp_at, encode_str, push_code_point, ESC};
 use super::value::{Obj, Opaque, Value};
 
 /// Deepest nesting the recursive parser and serialiser accept. Deeper input is treated as an
@@ -223,7 +224,7 @@ impl Parser<'_> {
       }
       self.i = end;
       if self.b[end] == b'"' {
-        let s = self.s[start..end].to_string();
+        let s = encode_str(&self.s[start..end]).into_owned();
         self.i += 1;
         return Ok(s);
       }
@@ -231,7 +232,7 @@ impl Parser<'_> {
       return Err(JsonError::Syntax(self.b.len()));
     }
     let mut out = String::with_capacity(self.i - start + 16);
-    out.push_str(&self.s[start..self.i]);
+    out.push_str(&encode_str(&self.s[start..self.i]));
     loop {
       let Some(&c) = self.b.get(self.i) else {
         return self.err();
@@ -266,15 +267,15 @@ impl Parser<'_> {
                   if let Ok(low) = self.hex4() {
                     if (0xDC00..0xE000).contains(&low) {
                       let cp = 0x10000 + (((u as u32) - 0xD800) << 10) + ((low as u32) - 0xDC00);
-                      out.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
+                      push_code_point(&mut out, cp);
                       continue;
                     }
                   }
                   self.i = save;
                 }
-                out.push(lone_surrogate_char(u));
+                push_code_point(&mut out, u as u32);
               } else if (0xDC00..0xE000).contains(&u) {
-                out.push(lone_surrogate_char(u));
+                push_code_point(&mut out, u as u32);
               } else {
                 out.push(char::from_u32(u as u32).unwrap_or('\u{FFFD}'));
               }
@@ -292,7 +293,7 @@ impl Parser<'_> {
             }
             self.i += 1;
           }
-          out.push_str(&self.s[run..self.i]);
+          out.push_str(&encode_str(&self.s[run..self.i]));
         }
       }
     }
@@ -304,7 +305,8 @@ fn has_control(b: &[u8]) -> bool {
   b.iter().fold(0u8, |acc, &c| acc | (c < 0x20) as u8) != 0
 }
 
-/// Does a string need escaping beyond copying (quote, backslash, control, lone-surrogate stand-in)?
+/// Does a string need escaping beyond copying (quote, backslash, control, a plane-16 lead byte that
+/// may start the lone-surrogate escape)?
 fn needs_escape(b: &[u8]) -> bool {
   b.iter().fold(0u8, |acc, &c| {
     acc | (c < 0x20 || c == b'"' || c == b'\\' || c == 0xF4) as u8
@@ -490,14 +492,24 @@ fn write_str_body(out: &mut String, s: &str) {
       0x08 => Some("\\b"),
       0x0C => Some("\\f"),
       0..=0x1F => None,
-      // Lead byte of a plane-16 stand-in (U+10F800..): F4 8F A0.. ; handled below.
+      // Lead byte of a plane-16 character; only the escape (U+10FFFF) needs work.
       0xF4 => {
-        if let Some(c) = s[i..].chars().next() {
-          if let Some(unit) = stand_in_surrogate(c) {
-            out.push_str(&s[run..i]);
-            out.push_str(&format!("\\u{:04x}", unit));
-            run = i + c.len_utf8();
+        if i < run || !s[i..].starts_with(ESC) {
+          continue;
+        }
+        let (cp, n) = cp_at(s, i);
+        out.push_str(&s[run..i]);
+        run = i + n;
+        match cp {
+          0xD800..=0xDBFF if run < s.len() && matches!(cp_at(s, run), (0xDC00..=0xDFFF, _)) => {
+            // A lone high then a lone low (two strings joined in Rust): JS sees one pair.
+            let (low, m) = cp_at(s, run);
+            let c = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            out.push(char::from_u32(c).expect("astral scalar"));
+            run += m;
           }
+          0xD800..=0xDFFF => out.push_str(&format!("\\u{:04x}", cp)),
+          _ => out.push(ESC),
         }
         continue;
       }
@@ -519,7 +531,7 @@ fn write_str_body(out: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::repair::text::to_utf16;
+  use crate::js::text::to_utf16;
 
   fn rt(s: &str) -> String {
     stringify(&parse(s).unwrap()).unwrap().unwrap()
@@ -541,6 +553,28 @@ mod tests {
     let s = v.as_str().unwrap();
     assert_eq!(to_utf16(s), [0x61, 0xD800, 0x62, 0xDC00, 0xD83D, 0xDE00]);
     assert_eq!(stringify(&v).unwrap().unwrap(), "\"a\\ud800b\\udc00\u{1F600}\"");
+  }
+
+  #[test]
+  fn plane_16_edges_round_trip() {
+    // Raw U+10F7FF, U+10F800, U+10FFFF and escaped lone surrogates, in values and keys.
+    let text = "{\"\u{10F7FF}\u{10F800}\u{10FFFF}\":\"\\udbff\u{10FFFF}\\udfff\u{10F000}\\ud800\\udc00\\udc00\\ud800\"}";
+    let v = parse(text).unwrap();
+    let (k, s) = v.as_obj().unwrap().iter().next().unwrap();
+    assert_eq!(to_utf16(k), [0xDBFD, 0xDFFF, 0xDBFE, 0xDC00, 0xDBFF, 0xDFFF]);
+    assert_eq!(
+      to_utf16(s.as_str().unwrap()),
+      [0xDBFF, 0xDBFF, 0xDFFF, 0xDFFF, 0xDBFC, 0xDC00, 0xD800, 0xDC00, 0xDC00, 0xD800]
+    );
+    // JSON.stringify writes lone surrogates as escapes and everything else raw.
+    assert_eq!(
+      stringify(&v).unwrap().unwrap(),
+      "{\"\u{10F7FF}\u{10F800}\u{10FFFF}\":\"\\udbff\u{10FFFF}\\udfff\u{10F000}\u{10000}\\udc00\\ud800\"}"
+    );
+    assert_eq!(parse(&stringify_ext(&v)).unwrap(), v);
+    // A lone high and a lone low joined in Rust serialise as the pair JS would see.
+    let joined = format!("{}{}", crate::js::text::lone_surrogate(0xD83D), crate::js::text::lone_surrogate(0xDE00));
+    assert_eq!(quote(&joined), "\"\u{1F600}\"");
   }
 
   #[test]
