@@ -42,7 +42,7 @@ fn map_err(e: RepairError) -> Error {
 }
 
 fn parse_input(text: &str, ext: bool) -> Result<Value> {
-  let parsed = if ext { json::parse_ext(text) } else { json::parse(text) };
+  let parsed = if ext { json::parse_ext_utf8(text) } else { json::parse_utf8(text) };
   match parsed {
     Ok(v) => Ok(v),
     Err(json::JsonError::TooDeep) => Ok(Value::Opaque(crate::repair::Opaque::Unrepresentable)),
@@ -54,7 +54,7 @@ fn parse_input(text: &str, ext: bool) -> Result<Value> {
 /// `JSON.stringify(String(toolName))`, so lone surrogates cross exactly (a napi `String` would turn
 /// them into U+FFFD). The result is in the encoding of `crate::js::text`.
 pub(crate) fn tool_name_from_json(text: &str) -> Result<String> {
-  match json::parse(text) {
+  match json::parse_utf8(text) {
     Ok(Value::String(s)) => Ok(s),
     _ => Err(invalid("pi-native: the tool name must cross as a JSON string literal")),
   }
@@ -80,7 +80,7 @@ impl Drop for NativeSchema {
 /// Compile a schema given as JSON in which TypeBox's `~kind` / `~optional` markers are ordinary keys.
 #[napi(catch_unwind)]
 pub fn compile_schema(schema_json: String) -> Result<NativeSchema> {
-  let v = json::parse(&schema_json).map_err(invalid)?;
+  let v = json::parse_utf8(&schema_json).map_err(invalid)?;
   let schema = Schema::compile(&v).map_err(invalid)?;
   Ok(NativeSchema {
     id: SCHEMAS.insert(schema),
@@ -102,7 +102,7 @@ impl Drop for NativePreprocessors {
 
 #[napi(catch_unwind)]
 pub fn compile_preprocessors(json_text: String) -> Result<NativePreprocessors> {
-  let v = json::parse(&json_text).map_err(invalid)?;
+  let v = json::parse_utf8(&json_text).map_err(invalid)?;
   Ok(NativePreprocessors {
     id: PREPROCESSORS.insert(parse_preprocessors(&v)),
   })
@@ -123,7 +123,7 @@ impl Drop for NativeLegacyConfig {
 
 #[napi(catch_unwind)]
 pub fn compile_legacy_config(json_text: String) -> Result<NativeLegacyConfig> {
-  let v = json::parse(&json_text).map_err(invalid)?;
+  let v = json::parse_utf8(&json_text).map_err(invalid)?;
   Ok(NativeLegacyConfig {
     id: LEGACY.insert(parse_legacy(&v)),
   })
@@ -168,7 +168,7 @@ impl Host for JsHost<'_> {
     // "S<arg>": returned its own (possibly mutated) argument; "R{a,r}": returned something else;
     // "T<arg>": threw.
     let (tag, body) = reply.split_at(1.min(reply.len()));
-    let parsed = json::parse_ext(body).unwrap_or(Value::Undefined);
+    let parsed = json::parse_ext_utf8(body).unwrap_or(Value::Undefined);
     match tag {
       "S" => ShimOutcome::Returned {
         value: parsed.clone(),
@@ -184,7 +184,7 @@ impl Host for JsHost<'_> {
 
   fn structural(&mut self, index: usize, value: &Value) -> std::result::Result<StructuralOutcome, RepairError> {
     let reply = self.call(OP_STRUCTURAL, index as u32, json::stringify_ext(value), String::new())?;
-    let v = json::parse_ext(&reply).map_err(|_| RepairError::CallbackThrew)?;
+    let v = json::parse_ext_utf8(&reply).map_err(|_| RepairError::CallbackThrew)?;
     let result = match (v.get_key("r"), v.get_key("n")) {
       (Some(r), Some(n)) => Some((r.clone(), crate::repair::report::js_string(n))),
       _ => None,
@@ -203,7 +203,7 @@ impl Host for JsHost<'_> {
   ) -> std::result::Result<(Option<String>, Value), RepairError> {
     // The tool name goes back as a JSON string literal (exact for lone surrogates).
     let reply = self.call(OP_LEGACY, index as u32, json::stringify_ext(args), json::quote(tool_name))?;
-    let v = json::parse_ext(&reply).map_err(|_| RepairError::CallbackThrew)?;
+    let v = json::parse_ext_utf8(&reply).map_err(|_| RepairError::CallbackThrew)?;
     let note = match v.get_key("n") {
       Some(Value::String(s)) => Some(s.clone()),
       _ => None,
@@ -484,7 +484,7 @@ pub fn builtin_tables() -> String {
 /// A JSON string in, a JSON string out (exact for lone surrogates).
 #[napi(catch_unwind)]
 pub fn escape_json_string_control_characters(text_json: String) -> Result<String> {
-  let v = json::parse(&text_json).map_err(invalid)?;
+  let v = json::parse_utf8(&text_json).map_err(invalid)?;
   let s = v.as_str().unwrap_or_default();
   Ok(json::quote(&envelope::escape_json_string_control_characters(s)))
 }
@@ -492,7 +492,7 @@ pub fn escape_json_string_control_characters(text_json: String) -> Result<String
 /// A JSON string in, a JSON string out.
 #[napi(catch_unwind)]
 pub fn unwrap_markdown_auto_links(text_json: String) -> Result<String> {
-  let v = json::parse(&text_json).map_err(invalid)?;
+  let v = json::parse_utf8(&text_json).map_err(invalid)?;
   let s = v.as_str().unwrap_or_default();
   Ok(json::quote(&crate::repair::engine::unwrap_markdown_auto_links(s)))
 }

@@ -3,13 +3,14 @@
 //!
 //! Parse: JSON whitespace is space/tab/LF/CR only; a duplicate key keeps its first position and
 //! takes the last value; `__proto__` is an ordinary key; numbers are IEEE doubles (`1e400` is
-//! Infinity); `\uD800` lone surrogates are accepted and kept (strings come out in the encoding of
-//! [`super::text`]; a raw U+10FFFF in the text is escaped). Stringify: `undefined`, functions and symbols
+//! Infinity); `\uD800` lone surrogates are accepted and kept. The text is a JS string in the
+//! encoding of [`super::text`] (text from outside goes through [`super::text::encode_str`] first,
+//! as the binding does), and parsed strings come out in that encoding. Stringify: `undefined`, functions and symbols
 //! are dropped from objects and become `null` in arrays; non-finite numbers become `null`; BigInt
 //! throws.
 
 use super::jsnum::number_to_string;
-use super::text::{cp_at, encode_str, push_code_point, ESC};
+use super::text::{cp_at, push_code_point, ESC};
 use super::value::{Obj, Opaque, Value};
 
 /// Deepest nesting the recursive parser and serialiser accept. Deeper input is treated as an
@@ -33,6 +34,17 @@ pub fn parse(text: &str) -> Result<Value, JsonError> {
 /// Parse the binding's extended wire form: JSON whose strings starting with U+0000 are tags.
 pub fn parse_ext(text: &str) -> Result<Value, JsonError> {
   parse_with(text, true)
+}
+
+/// [`parse`] for JSON text that arrived from outside as well-formed UTF-8 (a napi `String`): a raw
+/// U+10FFFF is escaped into the string encoding first (a no-op copy-free check otherwise).
+pub fn parse_utf8(text: &str) -> Result<Value, JsonError> {
+  parse_with(&super::text::encode_str(text), false)
+}
+
+/// [`parse_ext`] for JSON text from outside (see [`parse_utf8`]).
+pub fn parse_ext_utf8(text: &str) -> Result<Value, JsonError> {
+  parse_with(&super::text::encode_str(text), true)
 }
 
 fn parse_with(text: &str, ext: bool) -> Result<Value, JsonError> {
@@ -224,7 +236,7 @@ impl Parser<'_> {
       }
       self.i = end;
       if self.b[end] == b'"' {
-        let s = encode_str(&self.s[start..end]).into_owned();
+        let s = self.s[start..end].to_string();
         self.i += 1;
         return Ok(s);
       }
@@ -232,7 +244,7 @@ impl Parser<'_> {
       return Err(JsonError::Syntax(self.b.len()));
     }
     let mut out = String::with_capacity(self.i - start + 16);
-    out.push_str(&encode_str(&self.s[start..self.i]));
+    out.push_str(&self.s[start..self.i]);
     loop {
       let Some(&c) = self.b.get(self.i) else {
         return self.err();
@@ -293,7 +305,7 @@ impl Parser<'_> {
             }
             self.i += 1;
           }
-          out.push_str(&encode_str(&self.s[run..self.i]));
+          out.push_str(&self.s[run..self.i]);
         }
       }
     }
@@ -338,7 +350,10 @@ pub enum StringifyError {
   Unrepresentable,
 }
 
-/// JS `JSON.stringify(v)`: `Ok(None)` where JS returns `undefined`.
+/// JS `JSON.stringify(v)`: `Ok(None)` where JS returns `undefined`. The text is the JS string
+/// `JSON.stringify` returns, in the encoding of [`super::text`] (lone surrogates written as `\uXXXX`
+/// escapes, a real U+10FFFF kept escaped), so it can be embedded in other strings (retry
+/// messages) and parsed again with [`parse`].
 pub fn stringify(v: &Value) -> Result<Option<String>, StringifyError> {
   match v {
     Value::Undefined | Value::Opaque(Opaque::Function | Opaque::Symbol) => Ok(None),
@@ -350,7 +365,9 @@ pub fn stringify(v: &Value) -> Result<Option<String>, StringifyError> {
   }
 }
 
-/// Serialise to the extended wire form (every value representable, tags for non-JSON values).
+/// Serialise to the extended wire form (every value representable, tags for non-JSON values) as
+/// well-formed UTF-8 text for the JS side (like [`write_string`]; parse it back with
+/// [`parse_ext_utf8`]).
 pub fn stringify_ext(v: &Value) -> String {
   let mut out = String::new();
   // Cannot fail in ext mode.
@@ -388,10 +405,10 @@ fn write_value(out: &mut String, v: &Value, ext: bool, depth: usize) -> Result<(
     Value::String(s) => {
       if ext && s.starts_with('\0') {
         out.push_str("\"\\u0000s");
-        write_str_body(out, &s[1..]);
+        write_str_body(out, &s[1..], ext);
         out.push('"');
       } else {
-        write_string(out, s);
+        write_quoted(out, s, ext);
       }
     }
     Value::Array(a) => {
@@ -423,7 +440,7 @@ fn write_value(out: &mut String, v: &Value, ext: bool, depth: usize) -> Result<(
           out.push(',');
         }
         first = false;
-        write_string(out, k);
+        write_quoted(out, k, ext);
         out.push(':');
         write_value(out, item, ext, depth + 1)?;
       }
@@ -462,10 +479,16 @@ fn write_value(out: &mut String, v: &Value, ext: bool, depth: usize) -> Result<(
   Ok(())
 }
 
-/// A JSON string literal as `JSON.stringify` writes it.
+/// A JSON string literal as `JSON.stringify` writes it, as well-formed UTF-8 for the JS side (the
+/// binding's output): lone surrogates become `\uXXXX` escapes, the escaped U+10FFFF one character.
 pub fn write_string(out: &mut String, s: &str) {
+  write_quoted(out, s, true);
+}
+
+/// `raw`: well-formed UTF-8 for outside; otherwise the JS string in the crate's encoding.
+fn write_quoted(out: &mut String, s: &str, raw: bool) {
   out.push('"');
-  write_str_body(out, s);
+  write_str_body(out, s, raw);
   out.push('"');
 }
 
@@ -475,7 +498,7 @@ pub fn quote(s: &str) -> String {
   out
 }
 
-fn write_str_body(out: &mut String, s: &str) {
+fn write_str_body(out: &mut String, s: &str, raw: bool) {
   let bytes = s.as_bytes();
   if !needs_escape(bytes) {
     out.push_str(s);
@@ -509,7 +532,8 @@ fn write_str_body(out: &mut String, s: &str) {
             run += m;
           }
           0xD800..=0xDFFF => out.push_str(&format!("\\u{:04x}", cp)),
-          _ => out.push(ESC),
+          _ if raw => out.push(ESC),
+          _ => push_code_point(out, cp),
         }
         continue;
       }
@@ -559,19 +583,26 @@ mod tests {
   fn plane_16_edges_round_trip() {
     // Raw U+10F7FF, U+10F800, U+10FFFF and escaped lone surrogates, in values and keys.
     let text = "{\"\u{10F7FF}\u{10F800}\u{10FFFF}\":\"\\udbff\u{10FFFF}\\udfff\u{10F000}\\ud800\\udc00\\udc00\\ud800\"}";
-    let v = parse(text).unwrap();
+    let v = parse_utf8(text).unwrap();
     let (k, s) = v.as_obj().unwrap().iter().next().unwrap();
     assert_eq!(to_utf16(k), [0xDBFD, 0xDFFF, 0xDBFE, 0xDC00, 0xDBFF, 0xDFFF]);
     assert_eq!(
       to_utf16(s.as_str().unwrap()),
       [0xDBFF, 0xDBFF, 0xDFFF, 0xDFFF, 0xDBFC, 0xDC00, 0xD800, 0xDC00, 0xDC00, 0xD800]
     );
-    // JSON.stringify writes lone surrogates as escapes and everything else raw.
-    assert_eq!(
-      stringify(&v).unwrap().unwrap(),
-      "{\"\u{10F7FF}\u{10F800}\u{10FFFF}\":\"\\udbff\u{10FFFF}\\udfff\u{10F000}\u{10000}\\udc00\\ud800\"}"
-    );
-    assert_eq!(parse(&stringify_ext(&v)).unwrap(), v);
+    // For the JS side: lone surrogates as escapes and everything else raw, well-formed UTF-8.
+    let wire = "{\"\u{10F7FF}\u{10F800}\u{10FFFF}\":\"\\udbff\u{10FFFF}\\udfff\u{10F000}\u{10000}\\udc00\\ud800\"}";
+    assert_eq!(stringify_ext(&v), wire);
+    assert_eq!(parse_ext_utf8(&stringify_ext(&v)).unwrap(), v);
+    // JSON.stringify's result as a JS string: the same text in the crate's encoding.
+    let js = stringify(&v).unwrap().unwrap();
+    assert_eq!(js, crate::js::text::encode_str(wire));
+    assert_eq!(parse(&js).unwrap(), v);
+    // A real U+10FFFF followed by a payload character is not a lone surrogate on the way back.
+    let tricky = Value::str(crate::js::text::encode_str("\u{10FFFF}\u{10F000}").into_owned());
+    let js = stringify(&tricky).unwrap().unwrap();
+    assert_eq!(to_utf16(&js), [0x22, 0xDBFF, 0xDFFF, 0xDBFC, 0xDC00, 0x22]);
+    assert_eq!(parse(&js).unwrap(), tricky);
     // A lone high and a lone low joined in Rust serialise as the pair JS would see.
     let joined = format!("{}{}", crate::js::text::lone_surrogate(0xD83D), crate::js::text::lone_surrogate(0xDE00));
     assert_eq!(quote(&joined), "\"\u{1F600}\"");

@@ -16,7 +16,7 @@ use serde_json::{Map, Number, Value};
 use crate::chat::catalog::Model;
 use crate::chat::types::{AssistantBlock, Context, CtxMessage, ToolDef, UserBlock, UserContent};
 use crate::repair::jsnum::number_to_string;
-use crate::js::text::{drop_lone_surrogates, from_utf16, is_js_whitespace, js_trim, utf16_len, ESC};
+use crate::js::text::{drop_lone_surrogates, from_utf16, is_js_whitespace, js_trim, utf16_len};
 
 // ---------------------------------------------------------------------------------------------
 // Cross-model transform (§2.7)
@@ -731,21 +731,7 @@ impl Strict<'_> {
           units.push(unit);
         }
         c if (c as u32) < 0x20 => return Err(self.at_position("Bad control character in string literal")),
-        ESC => {
-          // The crate's escape (see `js::text`): a lone surrogate or a real U+10FFFF.
-          self.i += 1;
-          match self.peek() {
-            Some(ESC) => {
-              self.i += 1;
-              units.extend_from_slice(&[0xDBFF, 0xDFFF]);
-            }
-            Some(n) if (0x10F000..0x10F800).contains(&(n as u32)) => {
-              self.i += 1;
-              units.push((n as u32 - 0x10F000 + 0xD800) as u16);
-            }
-            _ => units.extend_from_slice(&[0xDBFF, 0xDFFF]),
-          }
-        }
+        // The source is well-formed text from the wire; the result is in `js::text`'s encoding.
         c => {
           self.i += 1;
           let mut buf = [0u16; 2];
