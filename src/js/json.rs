@@ -337,6 +337,7 @@ fn decode_tag(s: String) -> Value {
     Some(b'y') => Value::Opaque(Opaque::Symbol),
     Some(b'b') => Value::Opaque(Opaque::BigInt(rest[1..].to_string())),
     Some(b's') => Value::String(format!("\0{}", &rest[1..])),
+    Some(b'd') => Value::Object(Obj::date(super::jsnum::string_to_number(&rest[1..]))),
     _ => Value::Opaque(Opaque::Unrepresentable),
   }
 }
@@ -423,6 +424,21 @@ fn write_value(out: &mut String, v: &Value, ext: bool, depth: usize) -> Result<(
         }
       }
       out.push(']');
+    }
+    Value::Object(o) if o.date_value().is_some() => {
+      let time = o.date_value().unwrap_or(f64::NAN);
+      if ext {
+        // Tagged so the facade rebuilds a Date (structuredClone keeps Dates).
+        out.push_str("\"\\u0000d");
+        out.push_str(&number_to_string(time));
+        out.push('"');
+      } else {
+        // JSON.stringify calls Date.prototype.toJSON.
+        match super::value::iso_date(time) {
+          Some(iso) => write_quoted(out, &iso, false),
+          None => out.push_str("null"),
+        }
+      }
     }
     Value::Object(o) => {
       out.push('{');
