@@ -459,6 +459,8 @@ function prepare(config) {
     owner,
     modelId: config.modelId,
     toolName: config.toolName,
+    // The tool name crosses as JSON text, so a lone surrogate in it survives.
+    toolJson: JSON.stringify(String(config.toolName)),
     policyName: config.policy,
     policy,
     schemaId: schema,
@@ -531,7 +533,7 @@ export function runRepairPipeline(options) {
     raw = native.runPipeline(
       text,
       flags,
-      JSON.stringify(String(config.toolName)),
+      prep.toolJson,
       schema,
       pre ? pre.id : 0,
       legacy ? legacy.id : 0,
