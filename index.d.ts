@@ -62,9 +62,9 @@ export declare function escapeJsonStringControlCharacters(textJson: string): str
 
 /**
  * The edit fold on one value (ext JSON in): `""` when it does not apply, else
- * JSON `{"v": folded value, "n": note}`.
+ * JSON `{"v": folded value, "n": note}`; `tool_name_json` as in [`run_pipeline`].
  */
-export declare function foldFlatEditFields(valueJson: string, toolName: string): string
+export declare function foldFlatEditFields(valueJson: string, toolNameJson: string): string
 
 /**
  * `parseToolGrammarLeaks(text, grammars?)`: the text crosses as UTF-16 (one copy, lone
@@ -87,8 +87,11 @@ export declare function grammarRecover(kinds: string, texts: Array<string>, stop
 /** Model-gate families as `{source, flags}` pairs for the JS RegExp list. */
 export declare function grammarRecoveryModels(): string
 
-/** `preprocessInput`: JSON `{"v": value, "c": changes, "ob": [ruleIds]}`. */
-export declare function preprocessInput(inputJson: string, ext: boolean, toolName: string, preprocessorsId: number, allowValidValueTransforms: boolean, familyMatch?: string | undefined | null, dispatch?: Dispatch | undefined | null): string
+/**
+ * `preprocessInput`: JSON `{"v": value, "c": changes, "ob": [ruleIds]}`; `tool_name_json` as in
+ * [`run_pipeline`].
+ */
+export declare function preprocessInput(inputJson: string, ext: boolean, toolNameJson: string, preprocessorsId: number, allowValidValueTransforms: boolean, familyMatch?: string | undefined | null, dispatch?: Dispatch | undefined | null): string
 
 /** `recoverEnvelope`: JSON `{"v"?: value, "c": changes, "k": candidates, "l": limited}`. */
 export declare function recoverEnvelope(inputJson: string, flags: number, limits?: Array<number> | undefined | null): string
@@ -96,9 +99,10 @@ export declare function recoverEnvelope(inputJson: string, flags: number, limits
 /**
  * Run the whole pipeline once. `flags`: 1 = allow truncated completion, 2 = allow valid-value
  * transforms, 4 = an owner shim exists, 8 = the input text is in the extended form, 16 = the
- * input reaches some object twice.
+ * input reaches some object twice. `tool_name_json` is the tool name as a JSON string literal
+ * (see [`tool_name_from_json`]).
  */
-export declare function runPipeline(inputJson: string, flags: number, toolName: string, schemaId: number, preprocessorsId: number, legacyId: number, familyMatch?: string | undefined | null, limits?: Array<number> | undefined | null, dispatch?: Dispatch | undefined | null): string
+export declare function runPipeline(inputJson: string, flags: number, toolNameJson: string, schemaId: number, preprocessorsId: number, legacyId: number, familyMatch?: string | undefined | null, limits?: Array<number> | undefined | null, dispatch?: Dispatch | undefined | null): string
 
 /** A JSON string in, a JSON string out. */
 export declare function unwrapMarkdownAutoLinks(textJson: string): string

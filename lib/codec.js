@@ -1,5 +1,5 @@
 // Value transport between JS and the Rust core: JSON text, with an extended form for values JSON
-// cannot carry (undefined, NaN, +-Infinity, -0, BigInt, functions, symbols). Tags are strings that
+// cannot carry (undefined, NaN, +-Infinity, -0, BigInt, functions, symbols, Dates). Tags are strings that
 // start with U+0000; a real string starting with U+0000 is escaped as "\0s...".
 
 const TAG = '\u0000'
@@ -75,6 +75,8 @@ function toTagged(v, seen) {
       return TAG + 'y'
     default: {
       if (v === null) return null
+      // structuredClone keeps a Date (time value only); JSON.stringify calls its toJSON.
+      if (v instanceof Date) return TAG + 'd' + String(v.getTime())
       if (seen.has(v)) throw new TypeError('cycle')
       seen.add(v)
       if (visited.has(v)) shared = true
@@ -150,6 +152,8 @@ function untag(s) {
       return BigInt(s.slice(2))
     case 's':
       return TAG + s.slice(2)
+    case 'd':
+      return new Date(Number(s.slice(2)))
     default:
       return {}
   }

@@ -303,7 +303,7 @@ function makeDispatch(ctx) {
         }
         case OP_LEGACY: {
           const args = decode(payload)
-          const note = ctx.legacy.structural[index].apply(args, extra)
+          const note = ctx.legacy.structural[index].apply(args, JSON.parse(extra))
           let out = '{"a":' + encodeExt(args)
           if (note !== false) out += ',"n":' + JSON.stringify(keepNote(ctx, note))
           return out + '}'
@@ -459,6 +459,8 @@ function prepare(config) {
     owner,
     modelId: config.modelId,
     toolName: config.toolName,
+    // The tool name crosses as JSON text, so a lone surrogate in it survives.
+    toolJson: JSON.stringify(String(config.toolName)),
     policyName: config.policy,
     policy,
     schemaId: schema,
@@ -531,7 +533,7 @@ export function runRepairPipeline(options) {
     raw = native.runPipeline(
       text,
       flags,
-      String(config.toolName),
+      prep.toolJson,
       schema,
       pre ? pre.id : 0,
       legacy ? legacy.id : 0,
@@ -598,7 +600,7 @@ export function preprocessInput(options) {
   const [text, encoding] = encode(input)
   let raw
   try {
-    raw = native.preprocessInput(text, (encoding & 8) !== 0, String(toolName), pre.id, Boolean(allowValidValueTransforms), family, ctx ? makeDispatch(ctx) : null)
+    raw = native.preprocessInput(text, (encoding & 8) !== 0, JSON.stringify(String(toolName)), pre.id, Boolean(allowValidValueTransforms), family, ctx ? makeDispatch(ctx) : null)
   } catch (error) {
     rethrow(error, ctx, input)
   }
@@ -647,7 +649,7 @@ export function recoverEnvelope(input, overrides = {}) {
 /** The edit fold, usable as a structural preprocessor's `apply` (mutates the record it is given). */
 export function foldFlatEditFields(value) {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
-  const raw = native.foldFlatEditFields(encodeExt(value), 'edit')
+  const raw = native.foldFlatEditFields(encodeExt(value), '"edit"')
   if (raw === '') return undefined
   const p = JSON.parse(raw)
   const folded = decodeParsed(p.v, raw)
@@ -659,7 +661,7 @@ export function foldFlatEditFields(value) {
 const LEGACY_FOLD = {
   name: 'foldFlatEditFields',
   apply(args, toolName) {
-    const raw = native.foldFlatEditFields(encodeExt(args), String(toolName))
+    const raw = native.foldFlatEditFields(encodeExt(args), JSON.stringify(String(toolName)))
     if (raw === '') return false
     const p = JSON.parse(raw)
     const folded = decodeParsed(p.v, raw)

@@ -1,9 +1,11 @@
 //! pi-native: the Rust core of a Node.js addon for LLM coding agents.
 //!
+//! `js` is the JavaScript-semantics layer (values, JSON, strings, numbers) both cores share;
 //! `repair` is plain Rust (no N-API types) and is covered by `cargo test`; `binding` is the thin
 //! `#[napi]` layer that converts values, maps errors and owns handles.
 
 pub mod chat;
+pub mod js;
 pub mod repair;
 
 mod binding;

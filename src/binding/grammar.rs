@@ -50,7 +50,7 @@ fn strings(v: Option<&Value>) -> Option<Vec<String>> {
 #[napi(catch_unwind)]
 pub fn grammar_parse(text: Utf16String, grammars_json: Option<String>) -> Result<String> {
   let grammars = match grammars_json {
-    Some(g) => strings(Some(&json::parse(&g).map_err(invalid)?)),
+    Some(g) => strings(Some(&json::parse_utf8(&g).map_err(invalid)?)),
     None => None,
   };
   let names: Option<Vec<&str>> = grammars.as_ref().map(|g| g.iter().map(String::as_str).collect());
@@ -76,7 +76,7 @@ pub fn grammar_recover(
   options_json: String,
   now_ms: f64,
 ) -> Result<String> {
-  let options = json::parse(&options_json).map_err(invalid)?;
+  let options = json::parse_utf8(&options_json).map_err(invalid)?;
   let mode_name = options.get_key("mode").and_then(Value::as_str).unwrap_or("");
   // Any mode string other than the four known ones behaves like "strip" in the reference.
   let mode = Mode::from_name(mode_name).unwrap_or(Mode::Strip);

@@ -42,11 +42,21 @@ fn map_err(e: RepairError) -> Error {
 }
 
 fn parse_input(text: &str, ext: bool) -> Result<Value> {
-  let parsed = if ext { json::parse_ext(text) } else { json::parse(text) };
+  let parsed = if ext { json::parse_ext_utf8(text) } else { json::parse_utf8(text) };
   match parsed {
     Ok(v) => Ok(v),
     Err(json::JsonError::TooDeep) => Ok(Value::Opaque(crate::repair::Opaque::Unrepresentable)),
     Err(e) => Err(invalid(format!("pi-native: malformed value from the facade: {e}"))),
+  }
+}
+
+/// A config string (the tool name) sent as JSON text, a JSON string literal such as
+/// `JSON.stringify(String(toolName))`, so lone surrogates cross exactly (a napi `String` would turn
+/// them into U+FFFD). The result is in the encoding of `crate::js::text`.
+pub(crate) fn tool_name_from_json(text: &str) -> Result<String> {
+  match json::parse_utf8(text) {
+    Ok(Value::String(s)) => Ok(s),
+    _ => Err(invalid("pi-native: the tool name must cross as a JSON string literal")),
   }
 }
 
@@ -70,7 +80,7 @@ impl Drop for NativeSchema {
 /// Compile a schema given as JSON in which TypeBox's `~kind` / `~optional` markers are ordinary keys.
 #[napi(catch_unwind)]
 pub fn compile_schema(schema_json: String) -> Result<NativeSchema> {
-  let v = json::parse(&schema_json).map_err(invalid)?;
+  let v = json::parse_utf8(&schema_json).map_err(invalid)?;
   let schema = Schema::compile(&v).map_err(invalid)?;
   Ok(NativeSchema {
     id: SCHEMAS.insert(schema),
@@ -92,7 +102,7 @@ impl Drop for NativePreprocessors {
 
 #[napi(catch_unwind)]
 pub fn compile_preprocessors(json_text: String) -> Result<NativePreprocessors> {
-  let v = json::parse(&json_text).map_err(invalid)?;
+  let v = json::parse_utf8(&json_text).map_err(invalid)?;
   Ok(NativePreprocessors {
     id: PREPROCESSORS.insert(parse_preprocessors(&v)),
   })
@@ -113,7 +123,7 @@ impl Drop for NativeLegacyConfig {
 
 #[napi(catch_unwind)]
 pub fn compile_legacy_config(json_text: String) -> Result<NativeLegacyConfig> {
-  let v = json::parse(&json_text).map_err(invalid)?;
+  let v = json::parse_utf8(&json_text).map_err(invalid)?;
   Ok(NativeLegacyConfig {
     id: LEGACY.insert(parse_legacy(&v)),
   })
@@ -158,7 +168,7 @@ impl Host for JsHost<'_> {
     // "S<arg>": returned its own (possibly mutated) argument; "R{a,r}": returned something else;
     // "T<arg>": threw.
     let (tag, body) = reply.split_at(1.min(reply.len()));
-    let parsed = json::parse_ext(body).unwrap_or(Value::Undefined);
+    let parsed = json::parse_ext_utf8(body).unwrap_or(Value::Undefined);
     match tag {
       "S" => ShimOutcome::Returned {
         value: parsed.clone(),
@@ -174,7 +184,7 @@ impl Host for JsHost<'_> {
 
   fn structural(&mut self, index: usize, value: &Value) -> std::result::Result<StructuralOutcome, RepairError> {
     let reply = self.call(OP_STRUCTURAL, index as u32, json::stringify_ext(value), String::new())?;
-    let v = json::parse_ext(&reply).map_err(|_| RepairError::CallbackThrew)?;
+    let v = json::parse_ext_utf8(&reply).map_err(|_| RepairError::CallbackThrew)?;
     let result = match (v.get_key("r"), v.get_key("n")) {
       (Some(r), Some(n)) => Some((r.clone(), crate::repair::report::js_string(n))),
       _ => None,
@@ -191,13 +201,9 @@ impl Host for JsHost<'_> {
     args: &Value,
     tool_name: &str,
   ) -> std::result::Result<(Option<String>, Value), RepairError> {
-    let reply = self.call(
-      OP_LEGACY,
-      index as u32,
-      json::stringify_ext(args),
-      tool_name.to_string(),
-    )?;
-    let v = json::parse_ext(&reply).map_err(|_| RepairError::CallbackThrew)?;
+    // The tool name goes back as a JSON string literal (exact for lone surrogates).
+    let reply = self.call(OP_LEGACY, index as u32, json::stringify_ext(args), json::quote(tool_name))?;
+    let v = json::parse_ext_utf8(&reply).map_err(|_| RepairError::CallbackThrew)?;
     let note = match v.get_key("n") {
       Some(Value::String(s)) => Some(s.clone()),
       _ => None,
@@ -371,13 +377,14 @@ fn encode_result(r: &PipelineResult) -> String {
 
 /// Run the whole pipeline once. `flags`: 1 = allow truncated completion, 2 = allow valid-value
 /// transforms, 4 = an owner shim exists, 8 = the input text is in the extended form, 16 = the
-/// input reaches some object twice.
+/// input reaches some object twice. `tool_name_json` is the tool name as a JSON string literal
+/// (see [`tool_name_from_json`]).
 #[napi(catch_unwind)]
 #[allow(clippy::too_many_arguments)]
 pub fn run_pipeline(
   input_json: String,
   flags: u32,
-  tool_name: String,
+  tool_name_json: String,
   schema_id: u32,
   preprocessors_id: u32,
   legacy_id: u32,
@@ -386,6 +393,7 @@ pub fn run_pipeline(
   dispatch: Option<Dispatch>,
 ) -> Result<String> {
   let ext = flags & 8 != 0;
+  let tool_name = tool_name_from_json(&tool_name_json)?;
   let input = parse_input(&input_json, ext)?;
   let schema = SCHEMAS.get(schema_id).ok_or_else(unknown_handle)?;
   let preprocessors = PREPROCESSORS.get(preprocessors_id);
@@ -437,17 +445,19 @@ pub fn recover_envelope(input_json: String, flags: u32, limits: Option<Vec<f64>>
   Ok(out)
 }
 
-/// `preprocessInput`: JSON `{"v": value, "c": changes, "ob": [ruleIds]}`.
+/// `preprocessInput`: JSON `{"v": value, "c": changes, "ob": [ruleIds]}`; `tool_name_json` as in
+/// [`run_pipeline`].
 #[napi(catch_unwind)]
 pub fn preprocess_input(
   input_json: String,
   ext: bool,
-  tool_name: String,
+  tool_name_json: String,
   preprocessors_id: u32,
   allow_valid_value_transforms: bool,
   family_match: Option<String>,
   dispatch: Option<Dispatch>,
 ) -> Result<String> {
+  let tool_name = tool_name_from_json(&tool_name_json)?;
   let input = parse_input(&input_json, ext)?;
   if input.contains_uncloneable() {
     return Err(map_err(RepairError::DataClone));
@@ -496,9 +506,10 @@ pub fn preprocess_input(
 }
 
 /// The edit fold on one value (ext JSON in): `""` when it does not apply, else
-/// JSON `{"v": folded value, "n": note}`.
+/// JSON `{"v": folded value, "n": note}`; `tool_name_json` as in [`run_pipeline`].
 #[napi(catch_unwind)]
-pub fn fold_flat_edit_fields(value_json: String, tool_name: String) -> Result<String> {
+pub fn fold_flat_edit_fields(value_json: String, tool_name_json: String) -> Result<String> {
+  let tool_name = tool_name_from_json(&tool_name_json)?;
   let mut v = parse_input(&value_json, true)?;
   let Value::Object(o) = &mut v else {
     return Ok(String::new());
@@ -525,7 +536,7 @@ pub fn builtin_tables() -> String {
 /// A JSON string in, a JSON string out (exact for lone surrogates).
 #[napi(catch_unwind)]
 pub fn escape_json_string_control_characters(text_json: String) -> Result<String> {
-  let v = json::parse(&text_json).map_err(invalid)?;
+  let v = json::parse_utf8(&text_json).map_err(invalid)?;
   let s = v.as_str().unwrap_or_default();
   Ok(json::quote(&envelope::escape_json_string_control_characters(s)))
 }
@@ -533,7 +544,7 @@ pub fn escape_json_string_control_characters(text_json: String) -> Result<String
 /// A JSON string in, a JSON string out.
 #[napi(catch_unwind)]
 pub fn unwrap_markdown_auto_links(text_json: String) -> Result<String> {
-  let v = json::parse(&text_json).map_err(invalid)?;
+  let v = json::parse_utf8(&text_json).map_err(invalid)?;
   let s = v.as_str().unwrap_or_default();
   Ok(json::quote(&crate::repair::engine::unwrap_markdown_auto_links(s)))
 }

@@ -10,15 +10,14 @@ pub mod engine;
 pub mod envelope;
 pub mod grammar;
 pub mod host;
-pub mod jsnum;
-pub mod json;
 pub mod pipeline;
 pub mod preprocess;
 pub mod report;
 pub mod schema;
 pub mod tables;
-pub mod text;
-pub mod value;
+
+// The JS-semantics layer lives in `crate::js`; these paths stay for the repair modules.
+pub use crate::js::{jsnum, json, text, value};
 
 pub use value::{Obj, Opaque, Value};
 

@@ -16,7 +16,7 @@ use serde_json::{Map, Number, Value};
 use crate::chat::catalog::Model;
 use crate::chat::types::{AssistantBlock, Context, CtxMessage, ToolDef, UserBlock, UserContent};
 use crate::repair::jsnum::number_to_string;
-use crate::repair::text::{is_js_whitespace, js_trim, lone_surrogate_char, stand_in_surrogate, utf16_len};
+use crate::js::text::{drop_lone_surrogates, from_utf16, is_js_whitespace, js_trim, utf16_len};
 
 // ---------------------------------------------------------------------------------------------
 // Cross-model transform (§2.7)
@@ -318,13 +318,10 @@ fn tools_as_json(tools: &[ToolDef]) -> Value {
 // ---------------------------------------------------------------------------------------------
 // Lone surrogates
 
-/// pi-ai's `sanitizeSurrogates`: drops lone UTF-16 surrogates (held as the crate's private-use
-/// stand-ins, see `repair::text`); paired surrogates are ordinary chars and stay.
+/// pi-ai's `sanitizeSurrogates`: drops lone UTF-16 surrogates (escaped in the crate's string
+/// encoding, see `js::text`); paired surrogates are ordinary chars and stay.
 pub fn sanitize_surrogates(text: &str) -> String {
-  if text.is_ascii() || !text.chars().any(|c| stand_in_surrogate(c).is_some()) {
-    return text.to_string();
-  }
-  text.chars().filter(|c| stand_in_surrogate(*c).is_none()).collect()
+  drop_lone_surrogates(text).into_owned()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -390,24 +387,7 @@ fn write_js(out: &mut String, value: &Value) {
 
 /// A JSON string literal as `JSON.stringify` writes it.
 pub fn write_js_string(out: &mut String, s: &str) {
-  out.push('"');
-  for c in s.chars() {
-    match c {
-      '"' => out.push_str("\\\""),
-      '\\' => out.push_str("\\\\"),
-      '\n' => out.push_str("\\n"),
-      '\r' => out.push_str("\\r"),
-      '\t' => out.push_str("\\t"),
-      '\u{8}' => out.push_str("\\b"),
-      '\u{c}' => out.push_str("\\f"),
-      c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-      c => match stand_in_surrogate(c) {
-        Some(unit) => out.push_str(&format!("\\u{unit:04x}")),
-        None => out.push(c),
-      },
-    }
-  }
-  out.push('"');
+  crate::js::json::write_string(out, s);
 }
 
 /// A canonical array index (`"0"`, `"42"`, below 2^32 − 1): JS lists such keys first.
@@ -1183,23 +1163,15 @@ impl Strict<'_> {
           units.push(unit);
         }
         c if (c as u32) < 0x20 => return Err(self.at_position("Bad control character in string literal")),
+        // The source is well-formed text from the wire; the result is in `js::text`'s encoding.
         c => {
           self.i += 1;
-          match stand_in_surrogate(c) {
-            Some(unit) => units.push(unit),
-            None => {
-              let mut buf = [0u16; 2];
-              units.extend_from_slice(c.encode_utf16(&mut buf));
-            }
-          }
+          let mut buf = [0u16; 2];
+          units.extend_from_slice(c.encode_utf16(&mut buf));
         }
       }
     }
-    Ok(
-      char::decode_utf16(units.iter().copied())
-        .map(|r| r.unwrap_or_else(|e| lone_surrogate_char(e.unpaired_surrogate())))
-        .collect(),
-    )
+    Ok(from_utf16(&units))
   }
 }
 

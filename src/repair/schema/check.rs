@@ -18,7 +18,7 @@ use super::{
   TypeKw, TypeName, TypeRaw,
 };
 use crate::repair::jsnum::{is_integer, number_to_string};
-use crate::repair::text::{cmp_utf16, stand_in_surrogate};
+use crate::repair::text::{cmp_utf16, code_points, cp_at, to_well_formed};
 use crate::repair::value::{Obj, Opaque, Value};
 
 /// TypeBox's default `Settings.maxErrors`: `Value.Errors` never returns more entries than this.
@@ -412,11 +412,7 @@ fn hash_stream(v: &Value, out: &mut Vec<u8>) {
 /// `TextEncoder` output: a lone surrogate becomes U+FFFD.
 fn hash_string(s: &str, out: &mut Vec<u8>) {
   out.push(10);
-  for c in s.chars() {
-    let c = if stand_in_surrogate(c).is_some() { '\u{FFFD}' } else { c };
-    let mut buf = [0u8; 4];
-    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-  }
+  out.extend_from_slice(to_well_formed(s).as_bytes());
 }
 
 /// `BigInt.asIntN(64, v)`.
@@ -449,20 +445,14 @@ fn is_modifier(cp: u32) -> bool {
     || (0xFE00..=0xFE0F).contains(&cp)
 }
 
-/// The code point JS `codePointAt` reports (a stand-in is its lone surrogate).
-fn code_point(c: char) -> u32 {
-  stand_in_surrogate(c).map_or(c as u32, u32::from)
-}
-
-fn char_at(s: &str, i: usize) -> char {
-  s[i..].chars().next().expect("index inside string")
-}
+// Offsets below are byte offsets into the encoded string; `cp_at` gives the JS code point
+// (`codePointAt`, a lone surrogate as itself) and its encoded length.
 
 fn skip_modifiers(s: &str, mut i: usize) -> usize {
   while i < s.len() {
-    let c = char_at(s, i);
-    if is_modifier(code_point(c)) {
-      i += c.len_utf8();
+    let (cp, n) = cp_at(s, i);
+    if is_modifier(cp) {
+      i += n;
     } else {
       break;
     }
@@ -471,15 +461,15 @@ fn skip_modifiers(s: &str, mut i: usize) -> usize {
 }
 
 fn next_cluster(s: &str, start: usize) -> usize {
-  let first = char_at(s, start);
-  let mut end = skip_modifiers(s, start + first.len_utf8());
+  let (first, n) = cp_at(s, start);
+  let mut end = skip_modifiers(s, start + n);
   // A ZWJ joins the next code point when it is not the last code unit.
-  while end < s.len() && char_at(s, end) == '\u{200D}' && end + 3 < s.len() {
-    let next = char_at(s, end + 3);
-    end = skip_modifiers(s, end + 3 + next.len_utf8());
+  while end < s.len() && cp_at(s, end).0 == 0x200D && end + 3 < s.len() {
+    let (_, m) = cp_at(s, end + 3);
+    end = skip_modifiers(s, end + 3 + m);
   }
-  if is_regional_indicator(code_point(first)) && end < s.len() && is_regional_indicator(code_point(char_at(s, end))) {
-    end += char_at(s, end).len_utf8();
+  if is_regional_indicator(first) && end < s.len() && is_regional_indicator(cp_at(s, end).0) {
+    end += cp_at(s, end).1;
   }
   end
 }
@@ -489,28 +479,26 @@ fn is_grapheme_trigger(unit: u32) -> bool {
   (0xD800..=0xDBFF).contains(&unit) || (0x0300..=0x036F).contains(&unit) || unit == 0x200D
 }
 
-/// First UTF-16 unit of a char (a stand-in is its surrogate).
-fn first_unit(c: char) -> u32 {
-  match stand_in_surrogate(c) {
-    Some(u) => u32::from(u),
-    None => {
-      let mut buf = [0u16; 2];
-      u32::from(c.encode_utf16(&mut buf)[0])
-    }
+/// First UTF-16 unit of a code point.
+fn first_unit(cp: u32) -> u32 {
+  if cp > 0xFFFF {
+    0xD800 + ((cp - 0x10000) >> 10)
+  } else {
+    cp
   }
 }
 
-fn unit_len(c: char) -> usize {
-  if stand_in_surrogate(c).is_some() {
-    1
+fn unit_len(cp: u32) -> usize {
+  if cp > 0xFFFF {
+    2
   } else {
-    c.len_utf16()
+    1
   }
 }
 
 pub(crate) fn is_max_length(s: &str, max: f64) -> bool {
   let mut index = 0usize;
-  for c in s.chars() {
+  for c in code_points(s) {
     if is_grapheme_trigger(first_unit(c)) {
       let mut count = 0usize;
       let mut i = 0;
@@ -537,7 +525,7 @@ pub(crate) fn is_min_length(s: &str, min: f64) -> bool {
     return true;
   }
   let mut index = 0usize;
-  for c in s.chars() {
+  for c in code_points(s) {
     if is_grapheme_trigger(first_unit(c)) {
       let mut count = 0usize;
       let mut i = 0;

@@ -423,10 +423,7 @@ const DISALLOWED: [u32; 10] = [
 ];
 
 fn is_unicode_label(label: &str) -> bool {
-  let cps: Vec<u32> = label
-    .chars()
-    .map(|c| crate::repair::text::stand_in_surrogate(c).map_or(c as u32, u32::from))
-    .collect();
+  let cps: Vec<u32> = crate::repair::text::code_points(label).collect();
   let len = cps.len();
   if len == 0 {
     return false;
@@ -538,10 +535,7 @@ fn puny_decode(input: &[u16]) -> Option<String> {
   }
   let mut s = String::new();
   for cp in output {
-    match char::from_u32(cp) {
-      Some(c) => s.push(c),
-      None => s.push(crate::repair::text::lone_surrogate_char(cp as u16)),
-    }
+    crate::repair::text::push_code_point(&mut s, cp);
   }
   Some(s)
 }

@@ -5,7 +5,7 @@
 //! `u`-flag expressions, raw UTF-16 code units otherwise. ASCII subjects (the common case) are
 //! matched directly without any conversion.
 
-use crate::repair::text::{stand_in_surrogate, to_utf16};
+use crate::repair::text::{code_points, is_plain, to_utf16};
 
 pub(crate) struct JsRegex {
   re: regress::Regex,
@@ -22,11 +22,8 @@ impl JsRegex {
   /// `new RegExp(pattern, flags)`; the error is regress's description of the syntax problem.
   pub(crate) fn new(pattern: &str, flags: &str) -> Result<JsRegex, String> {
     let unicode = flags.contains('u');
-    let re = if pattern.chars().any(|c| stand_in_surrogate(c).is_some()) {
-      let cps = pattern
-        .chars()
-        .map(|c| stand_in_surrogate(c).map_or(c as u32, u32::from));
-      regress::Regex::from_unicode(cps, flags)
+    let re = if !is_plain(pattern) {
+      regress::Regex::from_unicode(code_points(pattern), flags)
     } else {
       regress::Regex::with_flags(pattern, flags)
     };
@@ -39,7 +36,7 @@ impl JsRegex {
       return self.re.find(s).is_some();
     }
     if self.unicode {
-      if !s.chars().any(|c| stand_in_surrogate(c).is_some()) {
+      if is_plain(s) {
         return self.re.find(s).is_some();
       }
       let units = to_utf16(s);

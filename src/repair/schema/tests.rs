@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::repair::jsnum::number_to_string;
-use crate::repair::text::{from_utf16, stand_in_surrogate};
+use crate::repair::text::from_utf16;
 use crate::repair::value::{Obj, Opaque};
 
 enum J {
@@ -175,25 +175,7 @@ fn decode(j: &J) -> Value {
 
 /// `JSON.stringify` of a string.
 fn quote(s: &str) -> String {
-  let mut out = String::from("\"");
-  for c in s.chars() {
-    match c {
-      '"' => out.push_str("\\\""),
-      '\\' => out.push_str("\\\\"),
-      '\n' => out.push_str("\\n"),
-      '\r' => out.push_str("\\r"),
-      '\t' => out.push_str("\\t"),
-      '\u{8}' => out.push_str("\\b"),
-      '\u{c}' => out.push_str("\\f"),
-      c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-      c => match stand_in_surrogate(c) {
-        Some(unit) => out.push_str(&format!("\\u{unit:04x}")),
-        None => out.push(c),
-      },
-    }
-  }
-  out.push('"');
-  out
+  crate::repair::json::quote(s)
 }
 
 fn encode(v: &Value) -> String {

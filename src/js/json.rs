@@ -3,12 +3,14 @@
 //!
 //! Parse: JSON whitespace is space/tab/LF/CR only; a duplicate key keeps its first position and
 //! takes the last value; `__proto__` is an ordinary key; numbers are IEEE doubles (`1e400` is
-//! Infinity); `\uD800` lone surrogates are accepted. Stringify: `undefined`, functions and symbols
+//! Infinity); `\uD800` lone surrogates are accepted and kept. The text is a JS string in the
+//! encoding of [`super::text`] (text from outside goes through [`super::text::encode_str`] first,
+//! as the binding does), and parsed strings come out in that encoding. Stringify: `undefined`, functions and symbols
 //! are dropped from objects and become `null` in arrays; non-finite numbers become `null`; BigInt
 //! throws.
 
 use super::jsnum::number_to_string;
-use super::text::{lone_surrogate_char, stand_in_surrogate};
+use super::text::{cp_at, push_code_point, ESC};
 use super::value::{Obj, Opaque, Value};
 
 /// Deepest nesting the recursive parser and serialiser accept. Deeper input is treated as an
@@ -32,6 +34,17 @@ pub fn parse(text: &str) -> Result<Value, JsonError> {
 /// Parse the binding's extended wire form: JSON whose strings starting with U+0000 are tags.
 pub fn parse_ext(text: &str) -> Result<Value, JsonError> {
   parse_with(text, true)
+}
+
+/// [`parse`] for JSON text that arrived from outside as well-formed UTF-8 (a napi `String`): a raw
+/// U+10FFFF is escaped into the string encoding first (a no-op copy-free check otherwise).
+pub fn parse_utf8(text: &str) -> Result<Value, JsonError> {
+  parse_with(&super::text::encode_str(text), false)
+}
+
+/// [`parse_ext`] for JSON text from outside (see [`parse_utf8`]).
+pub fn parse_ext_utf8(text: &str) -> Result<Value, JsonError> {
+  parse_with(&super::text::encode_str(text), true)
 }
 
 fn parse_with(text: &str, ext: bool) -> Result<Value, JsonError> {
@@ -266,15 +279,15 @@ impl Parser<'_> {
                   if let Ok(low) = self.hex4() {
                     if (0xDC00..0xE000).contains(&low) {
                       let cp = 0x10000 + (((u as u32) - 0xD800) << 10) + ((low as u32) - 0xDC00);
-                      out.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
+                      push_code_point(&mut out, cp);
                       continue;
                     }
                   }
                   self.i = save;
                 }
-                out.push(lone_surrogate_char(u));
+                push_code_point(&mut out, u as u32);
               } else if (0xDC00..0xE000).contains(&u) {
-                out.push(lone_surrogate_char(u));
+                push_code_point(&mut out, u as u32);
               } else {
                 out.push(char::from_u32(u as u32).unwrap_or('\u{FFFD}'));
               }
@@ -304,7 +317,8 @@ fn has_control(b: &[u8]) -> bool {
   b.iter().fold(0u8, |acc, &c| acc | (c < 0x20) as u8) != 0
 }
 
-/// Does a string need escaping beyond copying (quote, backslash, control, lone-surrogate stand-in)?
+/// Does a string need escaping beyond copying (quote, backslash, control, a plane-16 lead byte that
+/// may start the lone-surrogate escape)?
 fn needs_escape(b: &[u8]) -> bool {
   b.iter().fold(0u8, |acc, &c| {
     acc | (c < 0x20 || c == b'"' || c == b'\\' || c == 0xF4) as u8
@@ -323,6 +337,7 @@ fn decode_tag(s: String) -> Value {
     Some(b'y') => Value::Opaque(Opaque::Symbol),
     Some(b'b') => Value::Opaque(Opaque::BigInt(rest[1..].to_string())),
     Some(b's') => Value::String(format!("\0{}", &rest[1..])),
+    Some(b'd') => Value::Object(Obj::date(super::jsnum::string_to_number(&rest[1..]))),
     _ => Value::Opaque(Opaque::Unrepresentable),
   }
 }
@@ -336,7 +351,10 @@ pub enum StringifyError {
   Unrepresentable,
 }
 
-/// JS `JSON.stringify(v)`: `Ok(None)` where JS returns `undefined`.
+/// JS `JSON.stringify(v)`: `Ok(None)` where JS returns `undefined`. The text is the JS string
+/// `JSON.stringify` returns, in the encoding of [`super::text`] (lone surrogates written as `\uXXXX`
+/// escapes, a real U+10FFFF kept escaped), so it can be embedded in other strings (retry
+/// messages) and parsed again with [`parse`].
 pub fn stringify(v: &Value) -> Result<Option<String>, StringifyError> {
   match v {
     Value::Undefined | Value::Opaque(Opaque::Function | Opaque::Symbol) => Ok(None),
@@ -348,7 +366,9 @@ pub fn stringify(v: &Value) -> Result<Option<String>, StringifyError> {
   }
 }
 
-/// Serialise to the extended wire form (every value representable, tags for non-JSON values).
+/// Serialise to the extended wire form (every value representable, tags for non-JSON values) as
+/// well-formed UTF-8 text for the JS side (like [`write_string`]; parse it back with
+/// [`parse_ext_utf8`]).
 pub fn stringify_ext(v: &Value) -> String {
   let mut out = String::new();
   // Cannot fail in ext mode.
@@ -386,10 +406,10 @@ fn write_value(out: &mut String, v: &Value, ext: bool, depth: usize) -> Result<(
     Value::String(s) => {
       if ext && s.starts_with('\0') {
         out.push_str("\"\\u0000s");
-        write_str_body(out, &s[1..]);
+        write_str_body(out, &s[1..], ext);
         out.push('"');
       } else {
-        write_string(out, s);
+        write_quoted(out, s, ext);
       }
     }
     Value::Array(a) => {
@@ -404,6 +424,21 @@ fn write_value(out: &mut String, v: &Value, ext: bool, depth: usize) -> Result<(
         }
       }
       out.push(']');
+    }
+    Value::Object(o) if o.date_value().is_some() => {
+      let time = o.date_value().unwrap_or(f64::NAN);
+      if ext {
+        // Tagged so the facade rebuilds a Date (structuredClone keeps Dates).
+        out.push_str("\"\\u0000d");
+        out.push_str(&number_to_string(time));
+        out.push('"');
+      } else {
+        // JSON.stringify calls Date.prototype.toJSON.
+        match super::value::iso_date(time) {
+          Some(iso) => write_quoted(out, &iso, false),
+          None => out.push_str("null"),
+        }
+      }
     }
     Value::Object(o) => {
       out.push('{');
@@ -421,7 +456,7 @@ fn write_value(out: &mut String, v: &Value, ext: bool, depth: usize) -> Result<(
           out.push(',');
         }
         first = false;
-        write_string(out, k);
+        write_quoted(out, k, ext);
         out.push(':');
         write_value(out, item, ext, depth + 1)?;
       }
@@ -460,10 +495,16 @@ fn write_value(out: &mut String, v: &Value, ext: bool, depth: usize) -> Result<(
   Ok(())
 }
 
-/// A JSON string literal as `JSON.stringify` writes it.
+/// A JSON string literal as `JSON.stringify` writes it, as well-formed UTF-8 for the JS side (the
+/// binding's output): lone surrogates become `\uXXXX` escapes, the escaped U+10FFFF one character.
 pub fn write_string(out: &mut String, s: &str) {
+  write_quoted(out, s, true);
+}
+
+/// `raw`: well-formed UTF-8 for outside; otherwise the JS string in the crate's encoding.
+fn write_quoted(out: &mut String, s: &str, raw: bool) {
   out.push('"');
-  write_str_body(out, s);
+  write_str_body(out, s, raw);
   out.push('"');
 }
 
@@ -473,7 +514,7 @@ pub fn quote(s: &str) -> String {
   out
 }
 
-fn write_str_body(out: &mut String, s: &str) {
+fn write_str_body(out: &mut String, s: &str, raw: bool) {
   let bytes = s.as_bytes();
   if !needs_escape(bytes) {
     out.push_str(s);
@@ -490,14 +531,25 @@ fn write_str_body(out: &mut String, s: &str) {
       0x08 => Some("\\b"),
       0x0C => Some("\\f"),
       0..=0x1F => None,
-      // Lead byte of a plane-16 stand-in (U+10F800..): F4 8F A0.. ; handled below.
+      // Lead byte of a plane-16 character; only the escape (U+10FFFF) needs work.
       0xF4 => {
-        if let Some(c) = s[i..].chars().next() {
-          if let Some(unit) = stand_in_surrogate(c) {
-            out.push_str(&s[run..i]);
-            out.push_str(&format!("\\u{:04x}", unit));
-            run = i + c.len_utf8();
+        if i < run || !s[i..].starts_with(ESC) {
+          continue;
+        }
+        let (cp, n) = cp_at(s, i);
+        out.push_str(&s[run..i]);
+        run = i + n;
+        match cp {
+          0xD800..=0xDBFF if run < s.len() && matches!(cp_at(s, run), (0xDC00..=0xDFFF, _)) => {
+            // A lone high then a lone low (two strings joined in Rust): JS sees one pair.
+            let (low, m) = cp_at(s, run);
+            let c = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            out.push(char::from_u32(c).expect("astral scalar"));
+            run += m;
           }
+          0xD800..=0xDFFF => out.push_str(&format!("\\u{:04x}", cp)),
+          _ if raw => out.push(ESC),
+          _ => push_code_point(out, cp),
         }
         continue;
       }
@@ -519,7 +571,7 @@ fn write_str_body(out: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::repair::text::to_utf16;
+  use crate::js::text::to_utf16;
 
   fn rt(s: &str) -> String {
     stringify(&parse(s).unwrap()).unwrap().unwrap()
@@ -541,6 +593,35 @@ mod tests {
     let s = v.as_str().unwrap();
     assert_eq!(to_utf16(s), [0x61, 0xD800, 0x62, 0xDC00, 0xD83D, 0xDE00]);
     assert_eq!(stringify(&v).unwrap().unwrap(), "\"a\\ud800b\\udc00\u{1F600}\"");
+  }
+
+  #[test]
+  fn plane_16_edges_round_trip() {
+    // Raw U+10F7FF, U+10F800, U+10FFFF and escaped lone surrogates, in values and keys.
+    let text = "{\"\u{10F7FF}\u{10F800}\u{10FFFF}\":\"\\udbff\u{10FFFF}\\udfff\u{10F000}\\ud800\\udc00\\udc00\\ud800\"}";
+    let v = parse_utf8(text).unwrap();
+    let (k, s) = v.as_obj().unwrap().iter().next().unwrap();
+    assert_eq!(to_utf16(k), [0xDBFD, 0xDFFF, 0xDBFE, 0xDC00, 0xDBFF, 0xDFFF]);
+    assert_eq!(
+      to_utf16(s.as_str().unwrap()),
+      [0xDBFF, 0xDBFF, 0xDFFF, 0xDFFF, 0xDBFC, 0xDC00, 0xD800, 0xDC00, 0xDC00, 0xD800]
+    );
+    // For the JS side: lone surrogates as escapes and everything else raw, well-formed UTF-8.
+    let wire = "{\"\u{10F7FF}\u{10F800}\u{10FFFF}\":\"\\udbff\u{10FFFF}\\udfff\u{10F000}\u{10000}\\udc00\\ud800\"}";
+    assert_eq!(stringify_ext(&v), wire);
+    assert_eq!(parse_ext_utf8(&stringify_ext(&v)).unwrap(), v);
+    // JSON.stringify's result as a JS string: the same text in the crate's encoding.
+    let js = stringify(&v).unwrap().unwrap();
+    assert_eq!(js, crate::js::text::encode_str(wire));
+    assert_eq!(parse(&js).unwrap(), v);
+    // A real U+10FFFF followed by a payload character is not a lone surrogate on the way back.
+    let tricky = Value::str(crate::js::text::encode_str("\u{10FFFF}\u{10F000}").into_owned());
+    let js = stringify(&tricky).unwrap().unwrap();
+    assert_eq!(to_utf16(&js), [0x22, 0xDBFF, 0xDFFF, 0xDBFC, 0xDC00, 0x22]);
+    assert_eq!(parse(&js).unwrap(), tricky);
+    // A lone high and a lone low joined in Rust serialise as the pair JS would see.
+    let joined = format!("{}{}", crate::js::text::lone_surrogate(0xD83D), crate::js::text::lone_surrogate(0xDE00));
+    assert_eq!(quote(&joined), "\"\u{1F600}\"");
   }
 
   #[test]

@@ -1,10 +1,10 @@
-//! A JavaScript-shaped value model for the repair core.
+//! A JavaScript-shaped value model.
 //!
 //! The repair layer must reproduce JavaScript observable behaviour: object key order (with the
 //! engine's integer-key rule), `undefined` distinct from absent and from `null`, all numbers as
-//! `f64`, and strings as UTF-16. Strings are stored as Rust `String`s; a lone UTF-16 surrogate
-//! (which JSON can carry as `\uD800`) is mapped to a private-use code point in plane 16 so that it
-//! survives a round trip (see [`crate::repair::text`]).
+//! `f64`, and strings as UTF-16. Strings and keys are Rust `String`s in the injective encoding of
+//! [`crate::js::text`] (lone surrogates escaped, everything else stored as is), so `==` on them is
+//! JS `===` and every string survives a round trip.
 
 use std::collections::HashMap;
 
@@ -132,6 +132,9 @@ pub fn array_index(key: &str) -> Option<usize> {
 pub struct Obj {
   entries: Vec<(String, Value)>,
   index: Option<HashMap<String, usize>>,
+  /// A JS `Date` (its time value, NaN for an invalid date): an object without own keys whose
+  /// `JSON.stringify` is `toISOString()` (or `null`), kept through structuredClone-like copies.
+  date: Option<f64>,
 }
 
 /// Key count above which an object keeps a hash index.
@@ -139,7 +142,7 @@ const INDEX_AT: usize = 24;
 
 impl PartialEq for Obj {
   fn eq(&self, other: &Obj) -> bool {
-    self.entries == other.entries
+    self.entries == other.entries && self.date.map(f64::to_bits) == other.date.map(f64::to_bits)
   }
 }
 
@@ -148,7 +151,19 @@ impl Obj {
     Obj {
       entries: Vec::new(),
       index: None,
+      date: None,
     }
+  }
+  /// A JS `Date` with time value `time` (ms since the epoch; NaN for an invalid date).
+  pub fn date(time: f64) -> Obj {
+    Obj {
+      date: Some(time),
+      ..Obj::new()
+    }
+  }
+  /// The time value when this object is a `Date`.
+  pub fn date_value(&self) -> Option<f64> {
+    self.date
   }
   pub fn len(&self) -> usize {
     self.entries.len()
@@ -259,9 +274,9 @@ impl FromIterator<(String, Value)> for Obj {
 macro_rules! obj {
   ($($k:expr => $v:expr),* $(,)?) => {{
     #[allow(unused_mut)]
-    let mut o = $crate::repair::value::Obj::new();
+    let mut o = $crate::js::value::Obj::new();
     $( o.set($k, $v); )*
-    $crate::repair::value::Value::Object(o)
+    $crate::js::value::Value::Object(o)
   }};
 }
 
@@ -316,5 +331,58 @@ mod tests {
     o.set("__proto__", Value::Number(1.0));
     assert!(o.has("__proto__"));
     assert!(!o.has("constructor"));
+  }
+}
+
+/// `Date.prototype.toISOString()` for a finite time value (`None` where JS throws a RangeError,
+/// i.e. where `toJSON` returns `null`).
+pub fn iso_date(time: f64) -> Option<String> {
+  if !time.is_finite() || time.abs() > 8.64e15 {
+    return None;
+  }
+  let t = time as i64;
+  let days = t.div_euclid(86_400_000);
+  let ms_of_day = t.rem_euclid(86_400_000);
+  // Howard Hinnant's civil_from_days.
+  let z = days + 719_468;
+  let era = z.div_euclid(146_097);
+  let doe = z.rem_euclid(146_097);
+  let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+  let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  let mp = (5 * doy + 2) / 153;
+  let day = doy - (153 * mp + 2) / 5 + 1;
+  let month = if mp < 10 { mp + 3 } else { mp - 9 };
+  let year = yoe + era * 400 + i64::from(month <= 2);
+  let year_text = if (0..=9999).contains(&year) {
+    format!("{year:04}")
+  } else if year < 0 {
+    format!("-{:06}", -year)
+  } else {
+    format!("+{year:06}")
+  };
+  let (h, m, sec, ms) = (
+    ms_of_day / 3_600_000,
+    ms_of_day / 60_000 % 60,
+    ms_of_day / 1000 % 60,
+    ms_of_day % 1000,
+  );
+  Some(format!("{year_text}-{month:02}-{day:02}T{h:02}:{m:02}:{sec:02}.{ms:03}Z"))
+}
+
+#[cfg(test)]
+mod date_tests {
+  use super::iso_date;
+
+  #[test]
+  fn iso_dates_match_v8() {
+    assert_eq!(iso_date(0.0).unwrap(), "1970-01-01T00:00:00.000Z");
+    assert_eq!(iso_date(-1.0).unwrap(), "1969-12-31T23:59:59.999Z");
+    assert_eq!(iso_date(951_782_400_000.0).unwrap(), "2000-02-29T00:00:00.000Z");
+    assert_eq!(iso_date(1_764_585_296_123.0).unwrap(), "2025-12-01T10:34:56.123Z");
+    assert_eq!(iso_date(8.64e15).unwrap(), "+275760-09-13T00:00:00.000Z");
+    assert_eq!(iso_date(-8.64e15).unwrap(), "-271821-04-20T00:00:00.000Z");
+    assert_eq!(iso_date(-62_198_755_200_000.0).unwrap(), "-000001-01-01T00:00:00.000Z");
+    assert_eq!(iso_date(253_402_300_800_000.0).unwrap(), "+010000-01-01T00:00:00.000Z");
+    assert_eq!(iso_date(f64::NAN), None);
   }
 }
