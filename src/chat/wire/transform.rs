@@ -836,8 +836,8 @@ impl<'a> Fast<'a> {
     self.string().map(std::borrow::Cow::Owned)
   }
 
-  /// A string literal starting at the opening quote. A run without escapes and without
-  /// stand-in surrogates (4-byte sequences led by 0xF4) is copied as it is; others are decoded
+  /// A string literal starting at the opening quote. A run without escapes and without 0xF4
+  /// bytes (which lead U+10FFFF, the `js::text` escape) is copied as it is; others are decoded
   /// through UTF-16 units exactly like the char parser.
   fn string(&mut self) -> Result<String, ()> {
     self.i += 1;
@@ -894,20 +894,14 @@ impl<'a> Fast<'a> {
           units.push(unit);
         }
         c if (c as u32) < 0x20 => return Err(()),
-        c => match stand_in_surrogate(c) {
-          Some(unit) => units.push(unit),
-          None => {
-            let mut buf = [0u16; 2];
-            units.extend_from_slice(c.encode_utf16(&mut buf));
-          }
-        },
+        // Wire text is well-formed: every raw character is itself.
+        c => {
+          let mut buf = [0u16; 2];
+          units.extend_from_slice(c.encode_utf16(&mut buf));
+        }
       }
     }
-    Ok(
-      char::decode_utf16(units.iter().copied())
-        .map(|r| r.unwrap_or_else(|e| lone_surrogate_char(e.unpaired_surrogate())))
-        .collect(),
-    )
+    Ok(crate::js::text::from_utf16(&units))
   }
 }
 
@@ -1848,8 +1842,9 @@ mod tests {
 
   #[test]
   fn byte_parser_agrees_with_the_char_parser() {
-    let stand_in = lone_surrogate_char(0xD83E).to_string();
-    let low = lone_surrogate_char(0xDD80).to_string();
+    // U+10FFFF is the string encoding's escape; U+10F800 and U+10FFFE plain plane-16 characters.
+    let stand_in = "\u{10FFFF}".to_string();
+    let low = "\u{10F800}\u{10FFFE}".to_string();
     let texts = [
       r#"{"b":1.0,"2":[1e21,1e-7,-0,12345678901234567890],"1":"\ud800x\n\u0001","a":{"b":1,"b":2}}"#.to_string(),
       r#"{"id":"c","choices":[{"index":0,"delta":{"content":"héllo 🦀 \"q\"\\"},"finish_reason":null}],"usage":null}"#
