@@ -15,8 +15,8 @@ use serde_json::{Map, Number, Value};
 
 use crate::chat::catalog::Model;
 use crate::chat::types::{AssistantBlock, Context, CtxMessage, ToolDef, UserBlock, UserContent};
-use crate::repair::jsnum::number_to_string;
 use crate::js::text::{drop_lone_surrogates, from_utf16, is_js_whitespace, js_trim, utf16_len};
+use crate::repair::jsnum::number_to_string;
 
 // ---------------------------------------------------------------------------------------------
 // Cross-model transform (§2.7)
