@@ -175,6 +175,8 @@ struct OutState {
   closed: bool,
   /// The consumer is waiting for a chunk.
   waiting: bool,
+  /// The first chunk has been handed over.
+  first_out: bool,
 }
 
 /// What one take gives: the chunks (comma-separated JSON), the final error, whether it ended.
@@ -193,7 +195,8 @@ impl Outbox {
   /// Append one chunk written by `write`, waiting while the buffer is full.
   async fn push(&self, cancel: &CancellationToken, write: impl Fn(&mut String)) -> Result<(), ChatError> {
     loop {
-      // Some(consumer was waiting) once the chunk is in, None when the buffer is full.
+      // Some((consumer was waiting, this is its first chunk)) once the chunk is in, None when
+      // the buffer is full.
       let pushed = {
         let mut st = self.lock();
         if st.closed {
@@ -205,20 +208,26 @@ impl Outbox {
           }
           write(&mut st.json);
           st.count += 1;
-          Some(std::mem::take(&mut st.waiting))
+          let first = st.waiting && !st.first_out;
+          st.first_out |= st.waiting;
+          Some((std::mem::take(&mut st.waiting), first))
         } else {
           None
         }
       };
       match pushed {
-        Some(true) => {
-          // Let the consumer (woken onto this worker) take the batch now rather than after
-          // this task has decoded everything already read: the first chunk goes out at once.
-          self.ready.notify_one();
-          tokio::task::yield_now().await;
+        Some((waiting, first)) => {
+          if waiting {
+            self.ready.notify_one();
+          }
+          if first {
+            // The woken consumer sits in this worker's next-task slot until this task yields:
+            // let it hand the first chunk over now rather than after everything already read
+            // is decoded. Later batches wait for that (larger batches, fewer crossings).
+            tokio::task::yield_now().await;
+          }
           return Ok(());
         }
-        Some(false) => return Ok(()),
         None => tokio::select! {
           _ = self.space.notified() => {}
           _ = cancel.cancelled() => return Err(ChatError::abort()),
