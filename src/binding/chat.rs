@@ -97,6 +97,7 @@ pub struct ChatStream {
 impl Drop for ChatStream {
   fn drop(&mut self) {
     self.cancel.cancel();
+    self.outbox.cancel();
   }
 }
 
@@ -149,6 +150,7 @@ impl ChatStream {
   #[napi(catch_unwind)]
   pub fn cancel(&self) {
     self.cancel.cancel();
+    self.outbox.cancel();
   }
 }
 

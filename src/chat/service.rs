@@ -161,6 +161,8 @@ pub const OUTBOX_CAPACITY: usize = 8192;
 /// allocation or channel node; the consumer is woken only when it waits.
 #[derive(Default)]
 pub struct Outbox {
+  /// The consumer cancelled (a cheaper check per chunk than the token's).
+  cancelled: std::sync::atomic::AtomicBool,
   state: std::sync::Mutex<OutState>,
   ready: Notify,
   space: Notify,
@@ -192,9 +194,17 @@ impl Outbox {
     self.state.lock().unwrap_or_else(|p| p.into_inner())
   }
 
+  /// The consumer cancelled: every later push fails with the abort error.
+  pub fn cancel(&self) {
+    self.cancelled.store(true, std::sync::atomic::Ordering::Release);
+  }
+
   /// Append one chunk written by `write`, waiting while the buffer is full.
   async fn push(&self, cancel: &CancellationToken, write: impl Fn(&mut String)) -> Result<(), ChatError> {
     loop {
+      if self.cancelled.load(std::sync::atomic::Ordering::Acquire) {
+        return Err(ChatError::abort());
+      }
       // Some((consumer was waiting, this is its first chunk)) once the chunk is in, None when
       // the buffer is full.
       let pushed = {
@@ -322,9 +332,7 @@ impl Out<'_> {
 
   /// Send `{"<key>":"<text>"}`, written straight into the outbox.
   async fn send_text(&self, key: &str, text: &str) -> Result<(), ChatError> {
-    if self.cancel.is_cancelled() {
-      return Err(ChatError::abort());
-    }
+    // The outbox refuses chunks once the consumer cancelled (the binding marks both).
     self
       .outbox
       .push(self.cancel, |buf| write_text_chunk(buf, key, text))

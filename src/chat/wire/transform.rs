@@ -680,13 +680,17 @@ impl<'a> Fast<'a> {
       b'{' => {
         self.enter()?;
         self.i += 1;
-        let mut map = Map::new();
         self.ws();
         if self.peek() == Some(b'}') {
           self.i += 1;
           self.depth -= 1;
-          return Ok(Value::Object(map));
+          return Ok(Value::Object(Map::new()));
         }
+        // A projection knows how many members it can keep: no regrowth.
+        let mut map = match keep {
+          Keep::All => Map::new(),
+          Keep::Keys(keys) => Map::with_capacity(keys.len()),
+        };
         let mut index_keys = false;
         loop {
           self.ws();
