@@ -24,6 +24,23 @@ use crate::chat::service::{run_chat, ChatError, ChatRequest, Outbox};
 // Chunks cross in batches: each `nextBatch` takes everything buffered (at most
 // `OUTBOX_CAPACITY` chunks; the provider stream pauses when the consumer falls that far behind).
 
+/// The chat core's runtime: one tokio worker. A stream's tasks (the HTTP connection, the decoder,
+/// the batch hand-over) then wake each other on one thread instead of parking and unparking a
+/// second worker on every read; one worker decodes far more events per second than any set of
+/// concurrent chat streams delivers. (Only the chat pillar runs on napi's tokio runtime.)
+#[cfg(not(test))]
+#[napi_derive::module_init]
+fn chat_runtime() {
+  if let Ok(rt) = tokio::runtime::Builder::new_multi_thread()
+    .worker_threads(1)
+    .thread_name("pi-native-chat")
+    .enable_all()
+    .build()
+  {
+    napi::bindgen_prelude::create_custom_tokio_runtime(rt);
+  }
+}
+
 fn invalid(msg: impl std::fmt::Display) -> Error {
   Error::new(Status::InvalidArg, msg.to_string())
 }
