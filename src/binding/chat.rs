@@ -45,13 +45,14 @@ fn invalid(msg: impl std::fmt::Display) -> Error {
   Error::new(Status::InvalidArg, msg.to_string())
 }
 
-fn client() -> &'static reqwest::Client {
-  static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-  CLIENT.get_or_init(|| {
-    reqwest::Client::builder()
-      .build()
-      .unwrap_or_else(|_| reqwest::Client::new())
-  })
+/// The process-wide HTTP client, or why it could not be built (for example no system CA store in
+/// a minimal container: reqwest's `Client::new()` would panic there, so it is never called).
+fn client() -> Result<&'static reqwest::Client> {
+  static CLIENT: OnceLock<std::result::Result<reqwest::Client, String>> = OnceLock::new();
+  CLIENT
+    .get_or_init(|| reqwest::Client::builder().build().map_err(|e| e.to_string()))
+    .as_ref()
+    .map_err(|e| Error::new(Status::GenericFailure, format!("pi-native: could not set up the HTTP client ({e})")))
 }
 
 fn parse_models(v: Option<&Value>) -> Result<Vec<Model>> {
@@ -129,12 +130,13 @@ pub fn chat_start(request_json: String) -> Result<ChatStream> {
     tools: v.get("tools").and_then(Value::as_array).cloned().unwrap_or_default(),
     options: v.get("options").cloned().unwrap_or(Value::Null),
   };
+  let http = client()?.clone();
   let outbox = Arc::new(Outbox::default());
   let cancel = CancellationToken::new();
   let task_cancel = cancel.clone();
   let task_outbox = outbox.clone();
   napi::bindgen_prelude::spawn(async move {
-    let run = std::panic::AssertUnwindSafe(run_chat(client().clone(), req, &task_outbox, task_cancel));
+    let run = std::panic::AssertUnwindSafe(run_chat(http, req, &task_outbox, task_cancel));
     // A panic in the core ends the stream with an error instead of a silently closed stream.
     if futures_util::FutureExt::catch_unwind(run).await.is_err() {
       task_outbox.close(Some(ChatError::plain("pi-native: internal error in the chat core")));

@@ -13,10 +13,14 @@ mod repair;
 #[cfg(not(test))]
 #[napi_derive::module_init]
 fn quiet_panics() {
+  // Only the file name and line: a full path would name the build machine's folders.
   std::panic::set_hook(Box::new(|info| {
     let location = info
       .location()
-      .map(|l| format!(" at {}:{}", l.file(), l.line()))
+      .map(|l| {
+        let file = l.file().rsplit(['/', '\\']).next().unwrap_or("");
+        format!(" ({file}:{})", l.line())
+      })
       .unwrap_or_default();
     eprintln!("pi-native: internal error{location}");
   }));
