@@ -4,10 +4,12 @@
 
 use std::sync::OnceLock;
 
-use super::manual::{malformed_invokes, pythonic_lines, xml_wrappers, BalanceCache, SearchMemo};
+use super::manual::{
+  malformed_invokes, pythonic_lines, xml_wrappers, BalanceCache, BalancedJson, LiteralIndex, SearchMemo,
+};
 use super::scan::{
-  find_matching, find_top_level, first_balanced_json, first_token, index_of, is_identifier, neutralise,
-  split_top_level, string, trim, trim_start, units, Fences, Hay, Hit, Re,
+  find_top_level, first_balanced_json, first_token, index_of, is_identifier, neutralise, split_top_level, string, trim,
+  trim_start, units, Fences, Hay, Hit, Re,
 };
 use super::values::{
   call_from_object, calls_from_value, json_or_string, maybe_json, normalize_arguments, parse_json_object,
@@ -26,6 +28,17 @@ pub struct Candidate {
   pub start: usize,
   pub end: usize,
   pub strip_only: bool,
+  /// Arguments still to be read from this range of the text as Python keyword arguments
+  /// ([`resolve`]): a bare pythonic call's arguments are only read once it survives selection,
+  /// since calls nested in one another would otherwise re-read the same text.
+  pub keyword_arguments: Option<(usize, usize)>,
+}
+
+/// Fill in the arguments of a candidate whose reading was deferred.
+pub fn resolve(c: &mut Candidate, text: &[u16]) {
+  if let Some((a, b)) = c.keyword_arguments.take() {
+    c.arguments = keyword_arguments(&text[a..b]);
+  }
 }
 
 /// The set of enabled families.
@@ -111,12 +124,12 @@ pub(super) fn patterns() -> &'static Patterns {
       dsml_param: d(format!(
         r#"<{DSML}parameter\s+name=["']([^"']+)["'](?:\s+string=["'](true|false)["'])?\s*>([\s\S]*?)</{DSML}parameter>"#
       ))
-      .tail("parameter>"),
+      .tail(&format!("</{DSML}parameter>")),
       kimi_section: Re::new(
         r"<\|tool_calls?_section_begin\|>([\s\S]*?)<\|tool_calls?_section_end\|>",
         "i",
       )
-      .tail(r"_section_end\|>"),
+      .tail(r"<\|tool_calls?_section_end\|>"),
       kimi_call: Re::new(
         r"<\|tool_call_begin\|>([^<]*?)<\|tool_call_argument_begin\|>([\s\S]*?)<\|tool_call_end\|>",
         "i",
@@ -182,6 +195,7 @@ impl Scan<'_> {
       start,
       end,
       strip_only: false,
+      keyword_arguments: None,
     });
   }
   fn push_calls(&mut self, calls: Vec<(String, Obj)>, grammar: Grammar, start: usize, end: usize) {
@@ -383,6 +397,7 @@ fn dsml_markers(s: &mut Scan) {
       start: m.start(),
       end: m.end(),
       strip_only: true,
+      keyword_arguments: None,
     });
   }
 }
@@ -470,45 +485,46 @@ fn mistral(s: &mut Scan) {
   let text = s.text.raw;
   let marker = units("[TOOL_CALLS]");
   let mut index = index_of(text, &marker, 0);
+  let mut json: Option<BalancedJson> = None;
   while let Some(at) = index {
     let next = if s.fenced(at) {
       at + marker.len()
     } else {
-      mistral_at(s, at, marker.len())
+      let json = json.get_or_insert_with(|| BalancedJson::new(text));
+      mistral_at(s, at, marker.len(), json)
     };
     index = index_of(text, &marker, next);
   }
 }
 
 /// Parse one unfenced `[TOOL_CALLS]` at `at`; returns where the marker search resumes.
-fn mistral_at(s: &mut Scan, at: usize, marker_len: usize) -> usize {
+fn mistral_at(s: &mut Scan, at: usize, marker_len: usize, json: &mut BalancedJson) -> usize {
   let text = s.text;
   let after = at + marker_len;
   let json_start = text.len() - trim_start(&text.raw[after..]).len();
   let rest = text.from(json_start);
 
   if rest.raw.first() == Some(&(b'[' as u16)) {
-    if let Some((a, b)) = first_balanced_json(rest.raw) {
-      if rest.raw[a] == b'[' as u16 {
-        if let Some(Value::Array(items)) = parse_json_units(&rest.raw[a..b]) {
-          for item in &items {
-            if let Some((name, args)) = item.as_obj().and_then(call_from_object) {
-              s.push(name, args, Grammar::Mistral, at, json_start + b);
-            }
+    // The bracket at `json_start` is the first of `rest`.
+    if let Some((_, end)) = json.first_from(text.raw, json_start) {
+      if let Some(Value::Array(items)) = parse_json_units(&text.raw[json_start..end]) {
+        for item in &items {
+          if let Some((name, args)) = item.as_obj().and_then(call_from_object) {
+            s.push(name, args, Grammar::Mistral, at, end);
           }
         }
-        return json_start + b;
       }
+      return end;
     }
   }
 
   if let Some(v11) = patterns().mistral_v11.first_from(rest, 0) {
     let name = string(v11.slice(rest, 1).raw);
     let args_start = json_start + v11.end();
-    if let Some((a, b)) = first_balanced_json(&text.raw[args_start..]) {
-      let args = object_arguments(&text.raw[args_start + a..args_start + b]);
-      s.push(name, args, Grammar::Mistral, at, args_start + b);
-      return args_start + b;
+    if let Some((a, b)) = json.first_from(text.raw, args_start) {
+      let args = object_arguments(&text.raw[a..b]);
+      s.push(name, args, Grammar::Mistral, at, b);
+      return b;
     }
   }
 
@@ -542,17 +558,20 @@ fn bare_json(s: &mut Scan, grammar: Grammar) {
 
 fn minimax_text(s: &mut Scan) {
   let text = s.text;
+  let mut parens = BalanceCache::new(b'(', b')');
+  let mut fences: Option<LiteralIndex> = None;
   for m in patterns().minimax.all(text) {
     if s.fenced(m.start()) {
       continue;
     }
     let name = string(m.slice(text, 1).raw);
     let open = m.end() - 1;
-    let Some(close) = find_matching(text.raw, open, b'(' as u16, b')' as u16) else {
+    let Some(close) = parens.matching(text.raw, open) else {
       continue;
     };
     let args = object_arguments(trim(&text.raw[open + 1..close]));
-    let end = index_of(text.raw, &units("```"), close).map_or(close + 1, |f| f + 3);
+    let fences = fences.get_or_insert_with(|| LiteralIndex::new(text.raw, &units("```")));
+    let end = fences.first_from(text.raw, close).map_or(close + 1, |f| f + 3);
     s.push(name, args, Grammar::MinimaxText, m.start(), end);
   }
 }
@@ -760,13 +779,14 @@ fn glm_body(body: Hay) -> Option<(String, Obj)> {
 
 fn bare_pythonic(s: &mut Scan, grammar: Grammar) {
   let text = s.text;
+  let mut parens = BalanceCache::new(b'(', b')');
   for m in pythonic_lines(text.raw) {
     if s.fenced(m.start()) {
       continue;
     }
     let start = m.start() + usize::from(text.raw[m.start()] == b'\n' as u16);
     let open = m.end() - 1;
-    let Some(close) = find_matching(text.raw, open, b'(' as u16, b')' as u16) else {
+    let Some(close) = parens.matching(text.raw, open) else {
       continue;
     };
     let line_start = text.raw[..=open]
@@ -776,8 +796,19 @@ fn bare_pythonic(s: &mut Scan, grammar: Grammar) {
     if line_start < m.start() && !trim(&text.raw[line_start..m.start()]).is_empty() {
       continue;
     }
-    if let Some((name, args)) = pythonic_calls(text.slice(start..close + 1)).into_iter().next() {
-      s.push(name, args, grammar, start, close + 1);
+    // The first call of `text[start..=close]` is this one: its line starts the slice and its
+    // parentheses close at the slice's end.
+    // The first call of `text[start..=close]` is this one (its line starts the slice and its
+    // parentheses close at the slice's end); its arguments are read after selection.
+    if super::scan::plain::on() {
+      if let Some((name, args)) = pythonic_calls(text.slice(start..close + 1)).into_iter().next() {
+        s.push(name, args, grammar, start, close + 1);
+      }
+    } else {
+      s.push(string(m.slice(text, 1).raw), Obj::new(), grammar, start, close + 1);
+      if let Some(c) = s.out.last_mut() {
+        c.keyword_arguments = Some((open + 1, close));
+      }
     }
   }
 }
@@ -786,16 +817,18 @@ fn llama_python_tag(s: &mut Scan) {
   let text = s.text;
   let marker = units("<|python_tag|>");
   let mut index = index_of(text.raw, &marker, 0);
+  let mut json: Option<BalancedJson> = None;
   while let Some(at) = index {
     let next = if s.fenced(at) {
       at + marker.len()
     } else {
       let body_start = at + marker.len();
       let payload = text.len() - trim_start(&text.raw[body_start..]).len();
-      if let Some((a, b)) = first_balanced_json(&text.raw[payload..]) {
-        let calls = calls_from_value(parse_json_units(&text.raw[payload + a..payload + b]).as_ref());
-        s.push_calls(calls, Grammar::Llama, at, payload + b);
-        payload + b
+      let json = json.get_or_insert_with(|| BalancedJson::new(text.raw));
+      if let Some((a, b)) = json.first_from(text.raw, payload) {
+        let calls = calls_from_value(parse_json_units(&text.raw[a..b]).as_ref());
+        s.push_calls(calls, Grammar::Llama, at, b);
+        b
       } else {
         let line_end = index_of(text.raw, &[b'\n' as u16], payload).unwrap_or(text.len());
         let calls = pythonic_calls(text.slice(payload..line_end));
@@ -821,9 +854,10 @@ fn olmo(s: &mut Scan) {
 /// `name(key=value, …)` calls that start a line of `text`.
 fn pythonic_calls(text: Hay) -> Vec<(String, Obj)> {
   let mut calls = Vec::new();
+  let mut parens = BalanceCache::new(b'(', b')');
   for m in pythonic_lines(text.raw) {
     let open = m.end() - 1;
-    let Some(close) = find_matching(text.raw, open, b'(' as u16, b')' as u16) else {
+    let Some(close) = parens.matching(text.raw, open) else {
       continue;
     };
     calls.push((
@@ -855,4 +889,27 @@ fn keyword_arguments(text: &[u16]) -> Obj {
 pub(super) fn patterns_for_tests() -> (&'static Re, &'static Re, &'static Re) {
   let p = patterns();
   (&p.xml_open, &p.xml_close_tool_call, &p.xml_close_tools)
+}
+
+/// Every pattern searched with a tail.
+#[cfg(test)]
+pub(super) fn tailed_patterns_for_tests() -> Vec<&'static Re> {
+  let p = patterns();
+  vec![
+    &p.dsml_param,
+    &p.kimi_section,
+    &p.kimi_call,
+    &p.minimax,
+    &p.invoke_wrapped,
+    &p.invoke_standalone,
+    &p.invoke_body,
+    &p.invoke_param,
+    &p.invoke_malformed_param,
+    &p.qwen_bare_function,
+    &p.qwen_function,
+    &p.qwen_param,
+    &p.glm_key,
+    &p.glm_value,
+    &p.olmo,
+  ]
 }

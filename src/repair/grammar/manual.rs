@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::scan::{find_unit, is_word, is_ws, Hay, Hit, Re};
+use super::scan::{find_matching, find_unit, first_balanced_json, index_of, is_word, is_ws, plain, work, Hay, Hit, Re};
 
 const NL: u16 = b'\n' as u16;
 
@@ -191,6 +191,9 @@ impl BalanceCache {
 
   /// `find_matching(text, open, opener, closer)` where `text[open]` is the opener.
   pub fn matching(&mut self, text: &[u16], open: usize) -> Option<usize> {
+    if plain::on() {
+      return find_matching(text, open, self.opener, self.closer);
+    }
     if let Some(&known) = self.known.get(&open) {
       return known;
     }
@@ -198,6 +201,7 @@ impl BalanceCache {
     let mut quote: Option<u16> = None;
     let mut escaped = false;
     for (i, &ch) in text.iter().enumerate().skip(open) {
+      work::add(1);
       if let Some(q) = quote {
         if escaped {
           escaped = false;
@@ -225,5 +229,68 @@ impl BalanceCache {
       self.known.insert(q, None);
     }
     None
+  }
+}
+
+/// `first_balanced_json(&text[from..])` (in text offsets) for many `from`s of one text: the
+/// bracket positions are listed once and bracket matching is shared ([`BalanceCache`]).
+pub struct BalancedJson {
+  brackets: Vec<usize>,
+  curly: BalanceCache,
+  square: BalanceCache,
+}
+
+impl BalancedJson {
+  pub fn new(text: &[u16]) -> BalancedJson {
+    BalancedJson {
+      brackets: (0..text.len())
+        .filter(|&i| text[i] == b'[' as u16 || text[i] == b'{' as u16)
+        .collect(),
+      curly: BalanceCache::new(b'{', b'}'),
+      square: BalanceCache::new(b'[', b']'),
+    }
+  }
+
+  /// The first `[`/`{` at or after `from` and its balanced extent `(start, end_exclusive)`.
+  pub fn first_from(&mut self, text: &[u16], from: usize) -> Option<(usize, usize)> {
+    if plain::on() {
+      return first_balanced_json(&text[from..]).map(|(a, b)| (from + a, from + b));
+    }
+    let start = *self.brackets.get(self.brackets.partition_point(|&p| p < from))?;
+    let cache = if text[start] == b'{' as u16 {
+      &mut self.curly
+    } else {
+      &mut self.square
+    };
+    cache.matching(text, start).map(|close| (start, close + 1))
+  }
+}
+
+/// `text.indexOf(literal, from)` for many `from`s: every occurrence (overlapping ones too) is
+/// listed once.
+pub struct LiteralIndex {
+  literal: Vec<u16>,
+  at: Vec<usize>,
+}
+
+impl LiteralIndex {
+  pub fn new(text: &[u16], literal: &[u16]) -> LiteralIndex {
+    let mut at = Vec::new();
+    let mut from = 0;
+    while let Some(i) = index_of(text, literal, from) {
+      at.push(i);
+      from = i + 1;
+    }
+    LiteralIndex {
+      literal: literal.to_vec(),
+      at,
+    }
+  }
+
+  pub fn first_from(&self, text: &[u16], from: usize) -> Option<usize> {
+    if plain::on() {
+      return index_of(text, &self.literal, from);
+    }
+    self.at.get(self.at.partition_point(|&p| p < from)).copied()
   }
 }

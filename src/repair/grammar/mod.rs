@@ -138,7 +138,11 @@ fn select(mut list: Vec<Candidate>) -> Vec<Candidate> {
 }
 
 fn detect(text: &[u16], enabled: Enabled) -> Vec<Candidate> {
-  select(candidates(text, enabled))
+  let mut kept = select(candidates(text, enabled));
+  for c in &mut kept {
+    families::resolve(c, text);
+  }
+  kept
 }
 
 /// Pure parse: the leaked calls in `text` (no stripping, no gates). `grammars` defaults to all;

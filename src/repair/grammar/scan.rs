@@ -11,7 +11,10 @@
 //!   unchanged and captured text is always read from the caller's original units.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ops::Range;
+use std::rc::Rc;
 
 use regress::{Flags, Regex};
 
@@ -121,8 +124,20 @@ impl Hit {
 /// An optional *tail* keeps lazy `open[\s\S]*?close` patterns from going quadratic: it is a
 /// pattern every match must end with (and no assertion looks past a match end), so the hay can be
 /// cut after the last tail occurrence without changing any match; an opener with no closer after
-/// it then fails at once instead of scanning to the end of the text. The cut is computed once per
-/// text and remembered (`reset_cut_memo` forgets it when a new text is scanned).
+/// it then fails at once instead of scanning to the end of the text. The tail occurrences are
+/// found once per text and remembered (`reset_cut_memo` forgets them when a new text is scanned).
+///
+/// The tail also bounds each try. `regress` runs a lazy one-unit loop such as `[\s\S]*?` by first
+/// walking as far as the loop could go (to the end of the input) and only then trying the
+/// continuation, so a try costs the rest of the text, and many matches cost its square. A try at
+/// `at` therefore first runs on the input cut after the first tail occurrence ending after `at`,
+/// then after the 2nd, 4th, 8th, … and finally on the whole cut input; the first success is the
+/// match. That equals the match on the whole input for the patterns given a tail, which all have
+/// the form `A [\s\S]*? C`: no assertions, `A` matches in at most one way, the match ends where a
+/// tail occurrence ends, and of two matches of `C` the one starting earlier never ends later. A
+/// path that fails only because it reads past a cut would be a match of `C` starting before the
+/// successful one and ending after it, which cannot exist (`tails_never_change_matches` and
+/// `every_tailed_pattern_equals_its_plain_search` compare with the plain search).
 pub struct Re {
   re: Regex,
   sticky: Regex,
@@ -132,6 +147,8 @@ pub struct Re {
   unicode: bool,
   guard: bool,
   tail: Option<Box<Re>>,
+  #[cfg(test)]
+  source: (String, String),
 }
 
 /// Where a match of a pattern can start.
@@ -264,27 +281,77 @@ pub fn find_unit(input: &[u16], from: usize, set: &[u16]) -> Option<usize> {
   }
 }
 
-/// Cuts already computed for slices of the text being scanned, keyed by (tail address, hay
-/// address, hay length); only hays inside `text` (an address range) are remembered, so a
-/// temporary buffer reusing an address is never mistaken for another.
+/// Tail occurrence ends already found in slices of the text being scanned, keyed by (tail
+/// address, hay address, hay length); only hays inside `text` (an address range) are remembered,
+/// so a temporary buffer reusing an address is never mistaken for another.
 struct CutMemo {
   text: (usize, usize),
-  cuts: Vec<((usize, usize, usize), Option<usize>)>,
+  ends: HashMap<(usize, usize, usize), Rc<[usize]>>,
 }
 
 thread_local! {
-  static CUTS: std::cell::RefCell<CutMemo> = const { std::cell::RefCell::new(CutMemo { text: (0, 0), cuts: Vec::new() }) };
+  static CUTS: RefCell<Option<CutMemo>> = const { RefCell::new(None) };
 }
 
-/// Forget the remembered cuts and remember cuts of slices of `text` from now on (call before
-/// scanning a new text).
+/// Forget the remembered tail occurrences and remember those of slices of `text` from now on
+/// (call before scanning a new text).
 pub fn reset_cut_memo(text: &[u16]) {
   let start = text.as_ptr() as usize;
   CUTS.with(|c| {
     let mut c = c.borrow_mut();
-    c.cuts.clear();
-    c.text = (start, start + text.len() * 2);
+    let memo = c.get_or_insert_with(|| CutMemo {
+      text: (0, 0),
+      ends: HashMap::new(),
+    });
+    memo.ends.clear();
+    memo.text = (start, start + text.len() * 2);
   });
+}
+
+/// Work counters for the growth tests: regex tries and the units handed to them (the most a try
+/// can read), and units walked by the bracket scanners.
+#[cfg(test)]
+pub mod work {
+  use std::cell::Cell;
+  thread_local! {
+    pub static UNITS: Cell<u64> = const { Cell::new(0) };
+  }
+  pub fn add(n: usize) {
+    UNITS.with(|c| c.set(c.get() + n as u64));
+  }
+  pub fn take() -> u64 {
+    UNITS.with(|c| c.replace(0))
+  }
+}
+
+#[cfg(not(test))]
+pub mod work {
+  #[inline(always)]
+  pub fn add(_: usize) {}
+}
+
+/// Tests switch the linear-time helpers back to the plain scans they replace (one scan per
+/// query, untailed searches) to compare results.
+#[cfg(test)]
+pub mod plain {
+  use std::cell::Cell;
+  thread_local! {
+    static ON: Cell<bool> = const { Cell::new(false) };
+  }
+  pub fn on() -> bool {
+    ON.with(Cell::get)
+  }
+  pub fn set(on: bool) {
+    ON.with(|c| c.set(on));
+  }
+}
+
+#[cfg(not(test))]
+pub mod plain {
+  #[inline(always)]
+  pub fn on() -> bool {
+    false
+  }
 }
 
 impl Re {
@@ -300,7 +367,20 @@ impl Re {
       unicode: parsed.unicode,
       guard: parsed.icase && !parsed.unicode,
       tail: None,
+      #[cfg(test)]
+      source: (pattern.to_string(), flags.to_string()),
     }
+  }
+
+  /// The same pattern without its tail (the plain search the tail must not change).
+  #[cfg(test)]
+  pub fn untailed(&self) -> Re {
+    Re::new(&self.source.0, &self.source.1)
+  }
+
+  #[cfg(test)]
+  pub fn has_tail(&self) -> bool {
+    self.tail.is_some()
   }
 
   /// Attach the tail every match ends with (compiled with the same flags).
@@ -313,6 +393,7 @@ impl Re {
     tail.prefix = literal_prefix(pattern, self.flags);
     tail.unicode = self.unicode;
     tail.guard = self.guard;
+    debug_assert!(matches!(self.first, First::Units(_)), "a tailed pattern starts with a literal");
     self.tail = Some(Box::new(tail));
     self
   }
@@ -335,19 +416,47 @@ impl Re {
     } else {
       self.sticky.find_from_ucs2(input, at).next()
     }?;
+    // Work: a tailed try can read its whole (cut) input; any other try, what it matched.
+    work::add(1 + if self.tail.is_some() { input.len() - at } else { m.range.len() });
     (m.range.start == at && !m.range.is_empty()).then(|| Hit {
       range: m.range.clone(),
       groups: m.captures,
     })
   }
 
-  fn run(&self, input: &[u16], from: usize, limit: usize) -> Vec<Hit> {
+  /// The try at `at` on inputs cut after growing numbers of tail occurrences (`ends`: where the
+  /// occurrences end, ascending; the last is `input.len()`).
+  fn attempt_within(&self, input: &[u16], at: usize, ends: Option<&[usize]>) -> Option<Hit> {
+    let Some(ends) = ends else {
+      return self.attempt(input, at);
+    };
+    if !has_prefix(input, at, &self.prefix, self.flags.icase) {
+      return None;
+    }
+    let last = ends.len().checked_sub(1)?;
+    let mut j = ends.partition_point(|&e| e <= at);
+    let mut step = 1;
+    while j <= last {
+      if let Some(hit) = self.attempt(&input[..ends[j]], at) {
+        return Some(hit);
+      }
+      if j == last {
+        break;
+      }
+      j = (j + step).min(last);
+      step *= 2;
+    }
+    None
+  }
+
+  fn run(&self, input: &[u16], from: usize, limit: usize, ends: Option<&[usize]>) -> Vec<Hit> {
     let to_hit = |m: regress::Match| Hit {
       range: m.range.clone(),
       groups: m.captures,
     };
     match &self.first {
       First::Any => {
+        work::add(input.len().saturating_sub(from));
         if self.unicode {
           self.re.find_from_utf16(input, from).take(limit).map(to_hit).collect()
         } else {
@@ -356,7 +465,7 @@ impl Re {
       }
       First::Start => {
         if from == 0 && limit > 0 {
-          self.attempt(input, 0).into_iter().collect()
+          self.attempt_within(input, 0, ends).into_iter().collect()
         } else {
           Vec::new()
         }
@@ -366,7 +475,7 @@ impl Re {
         let mut pos = from;
         while out.len() < limit {
           let Some(at) = find_unit(input, pos, set) else { break };
-          match self.attempt(input, at) {
+          match self.attempt_within(input, at, ends) {
             Some(hit) => {
               pos = hit.end().max(at + 1);
               out.push(hit);
@@ -379,40 +488,52 @@ impl Re {
     }
   }
 
-  /// Where matches must end by: after the last tail occurrence (`None`: no match is possible).
-  fn cut(&self, hay: Hay) -> Option<usize> {
-    let Some(tail) = &self.tail else {
-      return Some(hay.len());
-    };
+  /// Where the tail occurrences of `hay` end, ascending (`None`: no tail).
+  fn tail_ends(&self, hay: Hay) -> Option<Rc<[usize]>> {
+    let tail = self.tail.as_ref()?;
+    let find = || -> Rc<[usize]> { tail.all(hay).iter().map(Hit::end).collect() };
     let at = hay.raw.as_ptr() as usize;
     let key = (std::ptr::from_ref::<Re>(tail) as usize, at, hay.len());
-    let memo = CUTS.with(|c| {
-      let c = c.borrow();
-      let inside = at >= c.text.0 && at + hay.len() * 2 <= c.text.1;
-      inside.then(|| c.cuts.iter().find(|(k, _)| *k == key).map(|(_, v)| *v))
-    });
-    match memo {
-      Some(Some(found)) => found,
-      Some(None) => {
-        let found = tail.all(hay).last().map(Hit::end);
-        CUTS.with(|c| c.borrow_mut().cuts.push((key, found)));
-        found
+    Some(CUTS.with(|c| {
+      let inside = c
+        .borrow()
+        .as_ref()
+        .filter(|m| at >= m.text.0 && at + hay.len() * 2 <= m.text.1)
+        .map(|m| m.ends.get(&key).cloned());
+      match inside {
+        Some(Some(found)) => found,
+        Some(None) => {
+          let found = find();
+          if let Some(m) = c.borrow_mut().as_mut() {
+            m.ends.insert(key, found.clone());
+          }
+          found
+        }
+        None => find(),
       }
-      None => tail.all(hay).last().map(Hit::end),
-    }
+    }))
   }
 
   fn collect(&self, hay: Hay, from: usize, limit: usize) -> Vec<Hit> {
     if from > hay.len() {
       return Vec::new();
     }
-    let Some(cut) = self.cut(hay) else {
-      return Vec::new();
+    if plain::on() {
+      return self.run(self.input(hay), from, limit, None);
+    }
+    let ends = self.tail_ends(hay);
+    // Matches end by the last tail occurrence (none: no match is possible).
+    let cut = match &ends {
+      None => hay.len(),
+      Some(ends) => match ends.last() {
+        Some(&cut) => cut,
+        None => return Vec::new(),
+      },
     };
     if from > cut {
       return Vec::new();
     }
-    self.run(&self.input(hay)[..cut], from, limit)
+    self.run(&self.input(hay)[..cut], from, limit, ends.as_deref())
   }
 
   /// Every match, left to right, as `String.prototype.matchAll` yields them.
@@ -577,6 +698,7 @@ pub fn find_matching(text: &[u16], open: usize, opener: u16, closer: u16) -> Opt
   let mut quote: Option<u16> = None;
   let mut escaped = false;
   for (i, &ch) in text.iter().enumerate().skip(open) {
+    work::add(1);
     if let Some(q) = quote {
       if escaped {
         escaped = false;
@@ -619,6 +741,7 @@ fn top_level_walk(text: &[u16], target: u16, mut hit: impl FnMut(usize) -> bool)
   let mut quote: Option<u16> = None;
   let mut escaped = false;
   for (i, &ch) in text.iter().enumerate() {
+    work::add(1);
     if let Some(q) = quote {
       if escaped {
         escaped = false;

@@ -3,6 +3,7 @@
 //! and that long texts scan in linear time.
 
 mod cases;
+mod growth;
 
 use std::time::{Duration, Instant};
 
@@ -293,6 +294,7 @@ fn candidate(start: usize, end: usize, tag: usize) -> Candidate {
     start,
     end,
     strip_only: false,
+    keyword_arguments: None,
   }
 }
 
