@@ -254,9 +254,13 @@ const ANGLE: [&str; 6] = [
 impl<'t> Gates<'t> {
   fn new(text: &'t [u16]) -> Gates<'t> {
     // One vectorisable pass: ASCII lower-cased, anything else 0xFF.
+    // Branch-free so that it vectorises: non-ASCII → 0xFF, 'A'..='Z' → | 0x20.
     let lower: Vec<u8> = text
       .iter()
-      .map(|&u| if u < 0x80 { (u as u8).to_ascii_lowercase() } else { 0xFF })
+      .map(|&u| {
+        let b = if u < 0x80 { u as u8 } else { 0xFF };
+        b | (u8::from(b.wrapping_sub(b'A') < 26) << 5)
+      })
       .collect();
     let ascii = !lower.contains(&0xFF);
     let mut angle = [false; ANGLE.len()];

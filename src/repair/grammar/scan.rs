@@ -574,15 +574,20 @@ pub struct Fences {
 
 impl Fences {
   pub fn new(text: &[u16]) -> Fences {
+    // Prose is full of single backticks; only runs of three matter, so look for those directly.
+    static FENCE: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    let finder = FENCE.get_or_init(|| memchr::memmem::Finder::new(b"`\0`\0`\0"));
+    // SAFETY: a `[u16]` is readable as twice as many bytes (alignment 1, same allocation).
+    let bytes = unsafe { std::slice::from_raw_parts(text.as_ptr().cast::<u8>(), text.len() * 2) };
     let mut starts = Vec::new();
-    let tick = [u16::from(b'`')];
-    let mut i = 0;
-    while let Some(at) = find_unit(text, i, &tick) {
-      if at + 3 <= text.len() && text[at + 1] == tick[0] && text[at + 2] == tick[0] {
-        starts.push(at);
-        i = at + 3;
+    let mut at = 0;
+    while let Some(hit) = finder.find(&bytes[at..]).map(|h| h + at) {
+      // Little-endian units: an odd offset would straddle two units.
+      if hit % 2 == 0 {
+        starts.push(hit / 2);
+        at = hit + 6;
       } else {
-        i = at + 1;
+        at = hit + 1;
       }
     }
     Fences { starts }
