@@ -6,7 +6,7 @@
 // complete chunk sequences must be equal.
 //
 //   npm run bench:chat                                  pi-native (+ pi-ai alone as a JS floor)
-//   PI_CHAT_REF=/work/refs/chat npm run bench:chat      + the reference column and the ratio
+//   PI_CHAT_REF=<folder> npm run bench:chat             + the reference column and the ratio
 //
 // PI_CHAT_REF is a folder holding Blade's `blade/services/PiAIChatService.ts` and a node_modules
 // with @earendil-works/pi-ai 0.84.2 and tsx (how to build it: shared/notes/reference-builds.md
