@@ -45,12 +45,41 @@ fn invalid(msg: impl std::fmt::Display) -> Error {
   Error::new(Status::InvalidArg, msg.to_string())
 }
 
+/// Redirects are followed only within the origin of the request (at most 10 hops): credentials
+/// (`authorization`, `x-api-key`, `api-key`, custom headers) and the conversation itself must never
+/// reach another origin, and reqwest's default policy strips only `Authorization`. A redirect to
+/// another origin ends the request with an error naming the status and the target origin.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+  reqwest::redirect::Policy::custom(|attempt| {
+    let origin = |u: &reqwest::Url| u.origin().ascii_serialization();
+    let first = attempt.previous().first().map(origin).unwrap_or_default();
+    let target = origin(attempt.url());
+    if attempt.previous().len() > 10 {
+      let message = format!("pi-native: too many redirects (last {} to {target})", attempt.status().as_u16());
+      attempt.error(message)
+    } else if target != first {
+      let message = format!(
+        "pi-native: the provider answered {} with a redirect to another origin ({target}); not followed, so no credentials or conversation leave {first}",
+        attempt.status().as_u16()
+      );
+      attempt.error(message)
+    } else {
+      attempt.follow()
+    }
+  })
+}
+
 /// The process-wide HTTP client, or why it could not be built (for example no system CA store in
 /// a minimal container: reqwest's `Client::new()` would panic there, so it is never called).
 fn client() -> Result<&'static reqwest::Client> {
   static CLIENT: OnceLock<std::result::Result<reqwest::Client, String>> = OnceLock::new();
   CLIENT
-    .get_or_init(|| reqwest::Client::builder().build().map_err(|e| e.to_string()))
+    .get_or_init(|| {
+      reqwest::Client::builder()
+        .redirect(same_origin_redirects())
+        .build()
+        .map_err(|e| e.to_string())
+    })
     .as_ref()
     .map_err(|e| Error::new(Status::GenericFailure, format!("pi-native: could not set up the HTTP client ({e})")))
 }

@@ -820,6 +820,12 @@ fn transport_message(e: &reqwest::Error) -> String {
     // A request that could not even be built (e.g. a header value with a line break): say so,
     // without echoing the offending value.
     "Invalid request: a URL or header value is malformed".into()
+  } else if e.is_redirect() {
+    // Our redirect policy's own words (status and target origin, never the URL's path or query).
+    std::error::Error::source(e)
+      .map(|s| s.to_string())
+      .filter(|m| m.starts_with("pi-native:"))
+      .unwrap_or_else(|| "pi-native: a redirect was not followed".into())
   } else {
     "Connection error.".into()
   }
