@@ -227,6 +227,14 @@ export declare class ProviderRecoveryBudgetExceededError extends Error {
   readonly elapsedMs: number
   constructor(budgetMs: number, elapsedMs: number)
 }
+/** A response part beyond pi-native's bounds: one SSE event (16 MiB), one chunk (64 MiB of JSON) or
+ *  the whole body after content decoding (1 GiB). */
+export declare class ProviderResponseTooLargeError extends Error {
+  readonly code: 'PROVIDER_RESPONSE_TOO_LARGE'
+  readonly part: 'event' | 'chunk' | 'body'
+  readonly limitBytes: number
+  constructor(part: 'event' | 'chunk' | 'body', limitBytes: number, message?: string)
+}
 /** True when the error was thrown after the model had already yielded real output (no replay). */
 export declare function replayBoundaryCrossed(error: unknown): boolean
 

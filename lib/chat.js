@@ -1,6 +1,7 @@
 // pi-native/chat: a streaming chat handle whose work (context, wire requests, SSE, retries,
 // fallback, liveness) runs in Rust on a tokio runtime. JS sees Blade's ChatService contract: an
 // async iterator of StreamChunks with AbortSignal support, and Blade's error classes.
+import { checkChatInput } from './chat-input.js'
 import binding from './native.js'
 
 const native = binding
@@ -43,6 +44,18 @@ export class ProviderRecoveryBudgetExceededError extends Error {
   }
 }
 
+/** A response part beyond pi-native's bounds: one SSE event (16 MiB), one chunk (64 MiB of JSON) or
+ *  the whole body after content decoding (1 GiB; a decompression bomb ends here). */
+export class ProviderResponseTooLargeError extends Error {
+  constructor(part, limitBytes, message) {
+    super(message ?? `Provider response ${part} larger than ${limitBytes} bytes`)
+    this.code = 'PROVIDER_RESPONSE_TOO_LARGE'
+    this.part = part
+    this.limitBytes = limitBytes
+    this.name = 'ProviderResponseTooLargeError'
+  }
+}
+
 const replayMarks = new WeakSet()
 
 /** True when the error happened after the current model had already yielded real output. */
@@ -64,6 +77,9 @@ function toError(data) {
       break
     case 'ProviderRecoveryBudgetExceededError':
       error = new ProviderRecoveryBudgetExceededError(data.budgetMs, data.elapsedMs)
+      break
+    case 'ProviderResponseTooLargeError':
+      error = new ProviderResponseTooLargeError(data.part, data.limitBytes, data.message)
       break
     case 'AbortError':
       // Blade surfaces caller cancellation during a stream as its own DOMException('Aborted').
@@ -136,6 +152,7 @@ export class PiNativeChatService {
   }
 
   async *streamChat(messages, tools, signal, options) {
+    checkChatInput(this.#config, messages, tools, options)
     const request = JSON.stringify({
       config: wireConfig(this.#config),
       models: this.#models,

@@ -24,11 +24,13 @@ use super::retry::{
   classify_provider_retry, compute_provider_retry_delay, ErrorInfo, ResponseMeta, RetryDelayOptions, RetryMode,
   PROVIDER_RECOVERY_BUDGET_EXCEEDED, PROVIDER_REQUEST_DEADLINE_EXCEEDED, PROVIDER_STREAM_CLOSED, STREAM_IDLE_TIMEOUT,
 };
-use super::sse::SseDecoder;
+use super::sse::{SseDecoder, SseError};
 use super::types::{Context, StreamEvent, StreamParser, Usage};
 use super::wire;
 
 pub const DEFAULT_STREAM_IDLE_TIMEOUT_MS: u64 = 300_000;
+/// Code of the error for a response part beyond our bounds.
+pub const PROVIDER_RESPONSE_TOO_LARGE: &str = "PROVIDER_RESPONSE_TOO_LARGE";
 const DEFAULT_FOREGROUND_MAX_RETRIES: u32 = 12;
 const RECOVERY_HEARTBEAT_MS: u64 = 15_000;
 const MIN_RECOVERY_BUDGET_MS: f64 = 30_000.0;
@@ -39,6 +41,16 @@ const DECODE_SLICE: usize = 8 * 1024;
 const MAX_IMAGE_BYTES: usize = 50 * 1024 * 1024;
 /// Largest error body read from a failed response.
 const MAX_ERROR_BODY: usize = 1 << 20;
+/// Longest provider error text put into an error message (longer ones are cut and marked).
+pub const MAX_ERROR_MESSAGE: usize = 16 * 1024;
+/// Largest response body (after content decoding) one attempt reads: far above any real stream,
+/// it ends a decompression bomb or an endless body with a typed error.
+pub const MAX_BODY_BYTES: u64 = 1 << 30;
+/// Largest single chunk (its JSON): a V8 string must hold a whole batch.
+pub const MAX_CHUNK_BYTES: usize = 64 * 1024 * 1024;
+/// A batch holds whole chunks; once this many bytes are buffered the provider stream pauses until
+/// the consumer takes them (a batch is at most this plus one chunk).
+pub const OUTBOX_BYTES: usize = 4 * 1024 * 1024;
 
 /// An error as JS will see it: `name`, `code`, `message`, extra fields, the replay marker.
 #[derive(Clone, Debug, PartialEq)]
@@ -118,6 +130,26 @@ impl ChatError {
       extra,
     )
   }
+  /// A response part beyond our bounds (`what`: "event", "chunk" or "body").
+  pub fn too_large(what: &str, limit: u64) -> ChatError {
+    let mut extra = Map::new();
+    extra.insert("limitBytes".into(), json!(limit));
+    extra.insert("part".into(), json!(what));
+    let subject = match what {
+      "body" => "Provider response body",
+      "chunk" => "Provider stream chunk",
+      _ => "Provider stream event",
+    };
+    ChatError::coded(
+      "ProviderResponseTooLargeError",
+      PROVIDER_RESPONSE_TOO_LARGE,
+      format!("{subject} larger than {limit} bytes"),
+      extra,
+    )
+  }
+  fn is_too_large(&self) -> bool {
+    self.code.as_deref() == Some(PROVIDER_RESPONSE_TOO_LARGE)
+  }
   fn is_abort(&self) -> bool {
     self.name == "AbortError"
   }
@@ -153,7 +185,8 @@ impl ChatError {
   }
 }
 
-/// Chunks buffered before the producer waits for the consumer (the provider stream then pauses).
+/// Chunks buffered before the producer waits for the consumer (the provider stream then pauses;
+/// [`OUTBOX_BYTES`] bounds the same buffer in bytes).
 pub const OUTBOX_CAPACITY: usize = 8192;
 
 /// The stream's output: chunks serialised straight into one comma-separated JSON buffer that the
@@ -212,11 +245,16 @@ impl Outbox {
         if st.closed {
           return Err(ChatError::abort());
         }
-        if st.count < OUTBOX_CAPACITY {
+        if st.count < OUTBOX_CAPACITY && st.json.len() < OUTBOX_BYTES {
+          let before = st.json.len();
           if st.count > 0 {
             st.json.push(',');
           }
           write(&mut st.json);
+          if st.json.len() - before > MAX_CHUNK_BYTES {
+            st.json.truncate(before);
+            return Err(ChatError::too_large("chunk", MAX_CHUNK_BYTES as u64));
+          }
           st.count += 1;
           let first = st.waiting && !st.first_out;
           st.first_out |= st.waiting;
@@ -693,8 +731,14 @@ impl Run<'_> {
             if let Some(r) = recovered.take() {
               out.send(r).await?;
             }
+            let before = *emitted;
             *emitted = true;
-            out.send(chunk).await?;
+            // A chunk refused as too large never reached the caller.
+            out.send(chunk).await.inspect_err(|e| {
+              if e.is_too_large() {
+                *emitted = before;
+              }
+            })?;
             return Ok(());
           }
           StreamEvent::Error { message } => return Err(ChatError::plain(message)),
@@ -704,10 +748,18 @@ impl Run<'_> {
         if let Some(r) = recovered.take() {
           out.send(r).await?;
         }
+        let before = *emitted;
         *emitted = true;
-        match text {
-          Some((key, d)) => out.send_text(key, &d).await?,
-          None => out.send(chunk).await?,
+        let sent = match text {
+          Some((key, d)) => out.send_text(key, &d).await,
+          None => out.send(chunk).await,
+        };
+        if let Err(e) = sent {
+          // A chunk refused as too large never reached the caller.
+          if e.is_too_large() {
+            *emitted = before;
+          }
+          return Err(e);
         }
       }
     };
@@ -810,6 +862,32 @@ struct EventSource {
   decoder: SseDecoder,
   queue: VecDeque<StreamEvent>,
   ended: bool,
+  /// Body bytes read so far (after content decoding), bounded by [`MAX_BODY_BYTES`].
+  body_bytes: u64,
+}
+
+/// True when a URL carries `user[:password]@` (sent as Basic auth, replacing the API key).
+fn url_has_credentials(url: &str) -> bool {
+  reqwest::Url::parse(url).is_ok_and(|u| !u.username().is_empty() || u.password().is_some())
+}
+
+/// A provider error text cut to [`MAX_ERROR_MESSAGE`] bytes (at a character boundary) and marked,
+/// so a huge error body never becomes a huge message. `body_cut`: only the first part of the body
+/// was read.
+pub fn bounded_error_message(message: String, body_cut: bool) -> String {
+  if message.len() <= MAX_ERROR_MESSAGE {
+    return message;
+  }
+  let mut end = message.len().min(MAX_ERROR_MESSAGE);
+  while !message.is_char_boundary(end) {
+    end -= 1;
+  }
+  let total = if body_cut {
+    format!("more than {MAX_ERROR_BODY} bytes of error body")
+  } else {
+    format!("{} bytes", message.len())
+  };
+  format!("{}… [truncated by pi-native: first {end} of {total}]", &message[..end])
 }
 
 /// Text a failed transport reports (what the JS SDKs surface for connection failures).
@@ -842,6 +920,7 @@ impl EventSource {
       decoder: SseDecoder::default(),
       queue: VecDeque::new(),
       ended: false,
+      body_bytes: 0,
     }
   }
 
@@ -855,6 +934,11 @@ impl EventSource {
     let mut body = serde_json::to_vec(&request.body).map_err(|e| ChatError::plain(e.to_string()))?;
     if request.zstd {
       body = zstd::bulk::compress(&body, 3).map_err(|e| ChatError::plain(e.to_string()))?;
+    }
+    if url_has_credentials(&request.url) {
+      return Err(ChatError::plain(
+        "pi-native: the provider URL embeds credentials (user:password@host); pass the key as apiKey instead",
+      ));
     }
     let mut builder = client.post(&request.url).body(body);
     for (k, v) in &request.headers {
@@ -888,7 +972,11 @@ impl EventSource {
           Err(_) => break,
         }
       }
-      let message = wire::http_error_message(api, status, &String::from_utf8_lossy(&text));
+      let cut = text.len() > MAX_ERROR_BODY;
+      let message = bounded_error_message(
+        wire::http_error_message(api, status, &String::from_utf8_lossy(&text)),
+        cut,
+      );
       let mut e = ChatError::plain(message);
       e.status = Some(status);
       return Err(e);
@@ -937,7 +1025,13 @@ impl EventSource {
         return Ok(None);
       };
       match body.next().await {
-        Some(Ok(bytes)) => self.pending = bytes,
+        Some(Ok(bytes)) => {
+          self.body_bytes += bytes.len() as u64;
+          if self.body_bytes > MAX_BODY_BYTES {
+            return Err(ChatError::too_large("body", MAX_BODY_BYTES));
+          }
+          self.pending = bytes
+        }
         Some(Err(e)) => {
           return Err(ChatError::plain(if e.is_decode() || e.is_body() {
             "terminated".to_string()
@@ -969,7 +1063,9 @@ impl EventSource {
     self
       .decoder
       .feed(bytes, &mut events)
-      .map_err(|e| ChatError::plain(e.to_string()))?;
+      .map_err(|e| match e {
+        SseError::LineTooLong(n) | SseError::EventTooLarge(n) => ChatError::too_large("event", n as u64),
+      })?;
     let mut out = Vec::new();
     for ev in &events {
       parser.on_event(ev, &mut out);
@@ -1285,6 +1381,62 @@ async fn stream_chat(
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn error_messages_are_cut_at_a_character_boundary_and_marked() {
+    assert_eq!(bounded_error_message("400: short".into(), false), "400: short");
+    let long = format!("500: {}", "é".repeat(MAX_ERROR_MESSAGE));
+    let cut = bounded_error_message(long.clone(), false);
+    let (kept, marker) = cut.split_once('…').unwrap();
+    assert!(kept.len() <= MAX_ERROR_MESSAGE && kept.len() > MAX_ERROR_MESSAGE - 4);
+    assert!(long.starts_with(kept));
+    assert_eq!(marker, format!(" [truncated by pi-native: first {} of {} bytes]", kept.len(), long.len()));
+    let partial = bounded_error_message("x".repeat(MAX_ERROR_MESSAGE + 1), true);
+    assert!(partial.ends_with(&format!("of more than {MAX_ERROR_BODY} bytes of error body]")));
+  }
+
+  #[test]
+  fn credentials_in_urls_are_recognised() {
+    assert!(url_has_credentials("http://user:pw@127.0.0.1/v1"));
+    assert!(url_has_credentials("https://user@example.com/"));
+    assert!(url_has_credentials("https://:pw@example.com/"));
+    assert!(!url_has_credentials("https://example.com/v1?key=a@b"));
+    assert!(!url_has_credentials("not a url"));
+  }
+
+  #[tokio::test]
+  async fn the_outbox_is_bounded_in_bytes_and_refuses_a_giant_chunk() {
+    let outbox = Arc::new(Outbox::default());
+    let cancel = CancellationToken::new();
+    let piece = "p".repeat(1024 * 1024);
+    // The producer fills the buffer up to the byte bound, then waits for the consumer.
+    let producer = {
+      let (outbox, cancel, piece) = (outbox.clone(), cancel.clone(), piece.clone());
+      tokio::spawn(async move {
+        for _ in 0..12 {
+          outbox.push(&cancel, |b| b.push_str(&piece)).await.unwrap();
+        }
+      })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let first = outbox.take().await;
+    assert_eq!(first.count, OUTBOX_BYTES / piece.len());
+    assert!(first.json.len() <= OUTBOX_BYTES + piece.len());
+    let mut total = first.count;
+    while total < 12 {
+      let t = outbox.take().await;
+      assert!(t.json.len() <= OUTBOX_BYTES + piece.len());
+      total += t.count;
+    }
+    producer.await.unwrap();
+    // One chunk beyond the chunk bound is refused whole; the buffer keeps what it had.
+    outbox.push(&cancel, |b| b.push_str("ok")).await.unwrap();
+    let giant = outbox.push(&cancel, |b| b.push_str(&"g".repeat(MAX_CHUNK_BYTES + 1))).await;
+    let e = giant.unwrap_err();
+    assert_eq!(e.code.as_deref(), Some(PROVIDER_RESPONSE_TOO_LARGE));
+    assert_eq!(e.extra["part"], json!("chunk"));
+    assert_eq!(outbox.take().await.json, "ok");
+  }
 
   #[test]
   fn keys_are_redacted_from_error_texts() {
