@@ -18,7 +18,9 @@ const SSE = [
 const AUTH_STYLES: Array<[string, Any]> = [
   ["Bearer (openai-compatible)", { provider: "openai-compatible", model: "m", apiKey: "sk-secret-key", baseUrl: "" }],
   ["x-api-key (anthropic-compatible)", { provider: "anthropic-compatible", model: "m", apiKey: "sk-ant-secret-key", baseUrl: "" }],
+  ["api-key (azure-openai-responses)", { provider: "azure-openai-responses", model: "gpt-5", apiKey: "sk-azure-secret-key", baseUrl: "", apiVersion: "2025-04-01-preview" }],
 ];
+const basePath: Record<string, string> = { "openai-compatible": "/v1", "anthropic-compatible": "", "azure-openai-responses": "/openai/v1" };
 
 describe("redirects", () => {
   for (const status of [301, 302, 303, 307, 308]) {
@@ -31,12 +33,13 @@ describe("redirects", () => {
         });
         const service = createChatService({
           ...base,
-          baseUrl: base.provider === "openai-compatible" ? `${provider.url}/v1` : provider.url,
+          baseUrl: `${provider.url}${basePath[base.provider]}`,
           maxRetries: 0,
           customHeaders: { "x-team-token": "team-secret" },
         });
         const { error } = await collect(service.streamChat([{ role: "user", content: "hello, secret conversation" }]));
         expect(provider.requests).toHaveLength(1);
+        expect(JSON.stringify(provider.requests[0].headers)).toContain(base.apiKey);
         expect(other.requests).toHaveLength(0);
         expect(String(error?.message)).toContain(`answered ${status} with a redirect to another origin`);
         expect(String(error?.message)).toContain(`http://127.0.0.1:${other.port}`);
