@@ -15,7 +15,6 @@ use super::transform::{
   sanitize_surrogates, short_hash, transform_messages, Keep,
 };
 use crate::chat::catalog::Model;
-use crate::chat::options::{clamp_thinking_level, ModelInfo, ThinkingLevel};
 use crate::chat::sse::SseEvent;
 use crate::chat::types::{
   AssistantBlock, Context, CtxMessage, HttpRequest, Retention, StopReason, StreamEvent, StreamParser, ToolDef, Usage,
@@ -271,21 +270,11 @@ fn client_api_key(provider: &str, options: &WireOptions) -> Result<String, Strin
   Err(format!("No API key for provider: {provider}"))
 }
 
-/// The thinking level pi-ai's `streamSimple` passes on: the requested level clamped to what the
-/// model supports, `None` for off.
-fn reasoning_effort(model: &Model, options: &WireOptions) -> Option<String> {
-  let level = options.thinking.as_deref()?;
-  let info = ModelInfo {
-    api: &model.api,
-    id: &model.id,
-    name: &model.name,
-    reasoning: model.reasoning,
-    thinking_level_map: model.thinking_level_map.as_ref(),
-  };
-  match clamp_thinking_level(&info, level) {
-    ThinkingLevel::Off => None,
-    l => Some(l.as_str().to_string()),
-  }
+/// The thinking level as Blade hands it to pi-ai's `stream` (`options.reasoningEffort`): the
+/// configured level itself, never clamped to the model's supported levels (that is
+/// `streamSimple`'s step, which Blade does not take), `None` for off.
+fn reasoning_effort(_model: &Model, options: &WireOptions) -> Option<String> {
+  options.thinking.as_deref().filter(|l| *l != "off").map(str::to_string)
 }
 
 /// Builds the whole request: URL, headers and body.
@@ -2358,6 +2347,36 @@ mod tests {
     let body = keyed(&m, &ctx, &o);
     assert_eq!(body["thinking"], json!({ "type": "disabled" }));
     assert!(body.get("reasoning_effort").is_none());
+  }
+
+  /// Blade hands the configured level to pi-ai's `stream` unclamped; a level the model's
+  /// `thinkingLevelMap` marks unsupported (null) is sent as it is (`map[level] ?? level`), a mapped
+  /// one as its mapping (issue 8: `medium` on deepseek-v4-pro went out as `high`).
+  #[test]
+  fn deepseek_levels_are_sent_as_blade_passes_them() {
+    let mut m = plain_model("deepseek-v4-pro", "deepseek", "https://api.deepseek.com");
+    m.reasoning = true;
+    m.thinking_level_map = Some(
+      json!({"minimal": null, "low": null, "medium": null, "high": "high", "max": "max"})
+        .as_object()
+        .unwrap()
+        .clone(),
+    );
+    let ctx = simple_context(vec![CtxMessage::User(UserContent::Text("hi".into()))]);
+    for (level, sent) in [
+      ("minimal", "minimal"),
+      ("low", "low"),
+      ("medium", "medium"),
+      ("high", "high"),
+      ("xhigh", "xhigh"),
+      ("max", "max"),
+    ] {
+      let mut o = opts();
+      o.thinking = Some(level.into());
+      let body = keyed(&m, &ctx, &o);
+      assert_eq!(body["thinking"], json!({ "type": "enabled" }), "{level}");
+      assert_eq!(body["reasoning_effort"], json!(sent), "{level}");
+    }
   }
 
   #[test]
