@@ -127,7 +127,10 @@ fn parse_request(text: &str) -> Result<Value> {
       "pi-native: chat request nested deeper than {MAX_REQUEST_DEPTH} levels"
     )));
   }
-  let mut de = serde_json::Deserializer::from_str(text);
+  // Lone surrogates (legal in a JS string, refused by serde_json) are read in the crate's string
+  // encoding, which the wire writer turns back into JSON.stringify's escapes.
+  let text = crate::js::json::encode_json_text(text);
+  let mut de = serde_json::Deserializer::from_str(&text);
   de.disable_recursion_limit();
   let v = <Value as serde::Deserialize>::deserialize(&mut de).map_err(invalid)?;
   de.end().map_err(invalid)?;

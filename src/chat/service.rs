@@ -931,7 +931,8 @@ impl EventSource {
     request: super::types::HttpRequest,
     response_meta: &mut Option<ResponseMeta>,
   ) -> Result<futures_util::stream::BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>, ChatError> {
-    let mut body = serde_json::to_vec(&request.body).map_err(|e| ChatError::plain(e.to_string()))?;
+    // JSON.stringify's text (key order, numbers, lone surrogates as escapes), as pi-ai sends it.
+    let mut body = wire::transform::js_stringify(&request.body).into_bytes();
     if request.zstd {
       body = zstd::bulk::compress(&body, 3).map_err(|e| ChatError::plain(e.to_string()))?;
     }

@@ -26,6 +26,85 @@ pub enum JsonError {
   TooDeep,
 }
 
+/// JSON text from outside (`JSON.stringify` output as well-formed UTF-8) rewritten so that any
+/// JSON parser reads its strings in the crate's string encoding ([`super::text`]): a lone-surrogate
+/// escape (`\ud800` with no partner) becomes the encoding's raw characters, and U+10FFFF (raw, or
+/// as an escaped pair) becomes `ESC ESC`. Everything else is copied as it is; text without either
+/// is returned borrowed after one scan. The chat request uses this in front of serde_json, whose
+/// parser refuses lone surrogates, so that any string a caller passes survives to the wire.
+pub fn encode_json_text(text: &str) -> std::borrow::Cow<'_, str> {
+  let b = text.as_bytes();
+  let has_surrogate_escape = memchr::memmem::find_iter(b, b"\\u").any(|i| matches!(b.get(i + 2), Some(b'd' | b'D')));
+  if !has_surrogate_escape && !text.contains(ESC) {
+    return std::borrow::Cow::Borrowed(text);
+  }
+  let hex4 = |at: usize| -> Option<u32> {
+    let h = b.get(at..at + 4)?;
+    u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+  };
+  let mut out = String::with_capacity(text.len() + 16);
+  let (mut i, mut run, mut in_string) = (0usize, 0usize, false);
+  while i < b.len() {
+    match b[i] {
+      b'"' => {
+        in_string = !in_string;
+        i += 1;
+      }
+      b'\\' if in_string => {
+        if b.get(i + 1) != Some(&b'u') {
+          i += 2;
+          continue;
+        }
+        let Some(unit) = hex4(i + 2) else {
+          i += 2;
+          continue;
+        };
+        match unit {
+          0xD800..=0xDBFF => {
+            let low = (b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u'))
+              .then(|| hex4(i + 8))
+              .flatten()
+              .filter(|l| (0xDC00..=0xDFFF).contains(l));
+            match low {
+              Some(low) => {
+                let cp = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                if cp == 0x10FFFF {
+                  out.push_str(&text[run..i]);
+                  push_code_point(&mut out, cp);
+                  run = i + 12;
+                }
+                i += 12;
+              }
+              None => {
+                out.push_str(&text[run..i]);
+                push_code_point(&mut out, unit);
+                i += 6;
+                run = i;
+              }
+            }
+          }
+          0xDC00..=0xDFFF => {
+            out.push_str(&text[run..i]);
+            push_code_point(&mut out, unit);
+            i += 6;
+            run = i;
+          }
+          _ => i += 6,
+        }
+      }
+      0xF4 if text[i..].starts_with(ESC) => {
+        out.push_str(&text[run..i]);
+        push_code_point(&mut out, 0x10FFFF);
+        i += ESC.len_utf8();
+        run = i;
+      }
+      _ => i += 1,
+    }
+  }
+  out.push_str(&text[run..]);
+  std::borrow::Cow::Owned(out)
+}
+
 /// JS `JSON.parse(text)`.
 pub fn parse(text: &str) -> Result<Value, JsonError> {
   parse_with(text, false)
@@ -571,6 +650,36 @@ fn write_str_body(out: &mut String, s: &str, raw: bool) {
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn outside_json_text_is_rewritten_into_the_string_encoding() {
+    use crate::js::text::{lone_surrogate, ESC};
+    // Nothing to do: borrowed, even with other escapes and well-formed pairs.
+    let plain = "{\"a\":\"x\\n\\u0041\\u00e9 \u{1F600}\"}";
+    assert!(matches!(encode_json_text(plain), std::borrow::Cow::Borrowed(_)));
+    // A well-formed escaped pair is left as it is.
+    let pair = r#"{"a":"\ud83d\ude00"}"#;
+    assert_eq!(encode_json_text(pair), pair);
+    // Lone high, lone low, a high before a non-low escape, U+10FFFF raw and as a pair.
+    let text = format!(r#"{{"k\ud800":"a\ud800b\udfffc\uDBFF\u0041","m":"\udbff\udfff","r":"{ESC}"}}"#);
+    let encoded = encode_json_text(&text);
+    let v: serde_json::Value = serde_json::from_str(&encoded).unwrap();
+    let lone = lone_surrogate;
+    let key = format!("k{}", lone(0xD800));
+    assert_eq!(v[&key], serde_json::json!(format!("a{}b{}c{}A", lone(0xD800), lone(0xDFFF), lone(0xDBFF))));
+    assert_eq!(v["m"], serde_json::json!(format!("{ESC}{ESC}")));
+    assert_eq!(v["r"], serde_json::json!(format!("{ESC}{ESC}")));
+    // Written back for the wire, the strings are what JSON.stringify writes.
+    let mut out = String::new();
+    write_string(&mut out, v[&key].as_str().unwrap());
+    assert_eq!(out, r#""a\ud800b\udfffc\udbffA""#);
+    let mut out = String::new();
+    write_string(&mut out, v["m"].as_str().unwrap());
+    assert_eq!(out, format!("\"{ESC}\""));
+    // An escaped backslash before "ud800" is text, not an escape.
+    let escaped = r#"["\\ud800"]"#;
+    assert_eq!(encode_json_text(escaped), escaped);
+  }
   use crate::js::text::to_utf16;
 
   fn rt(s: &str) -> String {

@@ -15,7 +15,18 @@ use serde_json::{Map, Number, Value};
 
 use crate::chat::catalog::Model;
 use crate::chat::types::{AssistantBlock, Context, CtxMessage, ToolDef, UserBlock, UserContent};
-use crate::js::text::{drop_lone_surrogates, from_utf16, is_js_whitespace, js_trim, utf16_len};
+use crate::js::text::{cp_at, drop_lone_surrogates, from_utf16, is_js_whitespace, js_trim, utf16_len, ESC};
+
+/// A code point as UTF-16 code units (a lone surrogate as itself).
+fn push_units(units: &mut Vec<u16>, cp: u32) {
+  match char::from_u32(cp) {
+    Some(c) => {
+      let mut buf = [0u16; 2];
+      units.extend_from_slice(c.encode_utf16(&mut buf));
+    }
+    None => units.push(cp as u16),
+  }
+}
 use crate::repair::jsnum::number_to_string;
 
 // ---------------------------------------------------------------------------------------------
@@ -898,7 +909,15 @@ impl<'a> Fast<'a> {
           units.push(unit);
         }
         c if (c as u32) < 0x20 => return Err(()),
-        // Wire text is well-formed: every raw character is itself.
+        // Text in the crate's string encoding (wire text is well-formed, so the same): an escape
+        // holds a lone surrogate or U+10FFFF; every other raw character is itself.
+        ESC => {
+          let (cp, n) = cp_at(self.text, start + at);
+          if n > ESC.len_utf8() {
+            chars.next();
+          }
+          push_units(&mut units, cp);
+        }
         c => {
           let mut buf = [0u16; 2];
           units.extend_from_slice(c.encode_utf16(&mut buf));
@@ -1161,7 +1180,22 @@ impl Strict<'_> {
           units.push(unit);
         }
         c if (c as u32) < 0x20 => return Err(self.at_position("Bad control character in string literal")),
-        // The source is well-formed text from the wire; the result is in `js::text`'s encoding.
+        // The source is in `js::text`'s encoding (wire text is well-formed, so the same): an escape
+        // holds a lone surrogate or U+10FFFF.
+        ESC => {
+          self.i += 1;
+          match self.peek() {
+            Some(ESC) => {
+              self.i += 1;
+              push_units(&mut units, 0x10FFFF);
+            }
+            Some(n) if (0x10F000..0x10F800).contains(&(n as u32)) => {
+              self.i += 1;
+              units.push((n as u32 - 0x10F000 + 0xD800) as u16);
+            }
+            _ => push_units(&mut units, 0x10FFFF),
+          }
+        }
         c => {
           self.i += 1;
           let mut buf = [0u16; 2];
