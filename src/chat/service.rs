@@ -909,6 +909,17 @@ fn transport_message(e: &reqwest::Error) -> String {
   }
 }
 
+/// [`transport_message`] for a provider request: a failed connection is worded the way the API's
+/// SDK words it.
+fn provider_transport_message(api: &str, e: &reqwest::Error) -> String {
+  let message = transport_message(e);
+  if message == "Connection error." {
+    wire::connection_error_message(api).to_string()
+  } else {
+    message
+  }
+}
+
 impl EventSource {
   fn new(client: &reqwest::Client, api: &str, request: super::types::HttpRequest) -> EventSource {
     EventSource {
@@ -948,7 +959,7 @@ impl EventSource {
     let response = builder
       .send()
       .await
-      .map_err(|e| ChatError::plain(transport_message(&e)))?;
+      .map_err(|e| ChatError::plain(provider_transport_message(api, &e)))?;
     let status = response.status().as_u16();
     let headers: Vec<(String, String)> = response
       .headers()
@@ -975,7 +986,7 @@ impl EventSource {
       }
       let cut = text.len() > MAX_ERROR_BODY;
       let message = bounded_error_message(
-        wire::http_error_message(api, status, &String::from_utf8_lossy(&text)),
+        wire::http_error_text(api, status, &headers, &String::from_utf8_lossy(&text)),
         cut,
       );
       let mut e = ChatError::plain(message);
@@ -1037,13 +1048,15 @@ impl EventSource {
           return Err(ChatError::plain(if e.is_decode() || e.is_body() {
             "terminated".to_string()
           } else {
-            transport_message(&e)
+            provider_transport_message(&self.api, &e)
           }))
         }
         None => {
           self.ended = true;
           let mut events = Vec::new();
-          if parser.flushes_unterminated_event() {
+          if parser.frames_raw_body() {
+            // The parser holds the unframed rest itself.
+          } else if parser.flushes_unterminated_event() {
             self.decoder.finish_flushing(&mut events);
           } else {
             self.decoder.finish();
@@ -1060,14 +1073,17 @@ impl EventSource {
   }
 
   fn decode(&mut self, bytes: &[u8], parser: &mut (dyn StreamParser + Send)) -> Result<(), ChatError> {
-    let mut events = Vec::new();
-    self
-      .decoder
-      .feed(bytes, &mut events)
-      .map_err(|e| match e {
-        SseError::LineTooLong(n) | SseError::EventTooLarge(n) => ChatError::too_large("event", n as u64),
-      })?;
+    let too_large = |e: SseError| match e {
+      SseError::LineTooLong(n) | SseError::EventTooLarge(n) => ChatError::too_large("event", n as u64),
+    };
     let mut out = Vec::new();
+    if parser.frames_raw_body() {
+      parser.on_bytes(bytes, &mut out).map_err(too_large)?;
+      self.queue.extend(out);
+      return Ok(());
+    }
+    let mut events = Vec::new();
+    self.decoder.feed(bytes, &mut events).map_err(too_large)?;
     for ev in &events {
       parser.on_event(ev, &mut out);
     }

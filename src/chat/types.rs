@@ -258,4 +258,14 @@ pub trait StreamParser {
   fn flushes_unterminated_event(&self) -> bool {
     false
   }
+  /// Whether the parser cuts the raw body into events itself (the Google SDK has its own
+  /// framing): the transport then calls [`StreamParser::on_bytes`] instead of decoding SSE.
+  fn frames_raw_body(&self) -> bool {
+    false
+  }
+  /// Body bytes as read, for parsers that frame the body themselves; an event beyond the
+  /// parser's bound is an error.
+  fn on_bytes(&mut self, _bytes: &[u8], _out: &mut Vec<StreamEvent>) -> Result<(), super::sse::SseError> {
+    Ok(())
+  }
 }
