@@ -69,6 +69,8 @@ export function volatileOk(rule, actualChunk) {
       return Number.isFinite(v) && v >= rule.min && v <= rule.max;
     case "timing":
       return Number.isFinite(v) && v >= 0;
+    case "pattern":
+      return typeof v === "string" && new RegExp(rule.pattern).test(v);
     case "sum":
       return Number.isFinite(v) && v + rule.of.reduce((s, f) => s + getPath(actualChunk, f), 0) === rule.equals;
     default:

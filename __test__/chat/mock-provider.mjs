@@ -8,7 +8,8 @@
 // Listens on 127.0.0.1 (ephemeral port) and never opens a connection itself. It closes by itself after
 // `ttlMs` (default 30 s) so a forgotten mock cannot keep a test process alive.
 //
-// The dialect is chosen by the request path (see DIALECTS), the scenario by the `x-mock-scenario`
+// The dialect is chosen by the request path (see dialectForPath; Google's `…:streamGenerateContent`
+// paths answer in its `alt=sse` shape), the scenario by the `x-mock-scenario`
 // request header (default `full`). Scenario tokens (combine with "+", e.g. `text+slow:50`):
 //   full | text | length | stream:<n>       body kind (default full)
 //   http429 | http500 | http503 | http400 | context | noretry503    error status instead of a stream
@@ -47,6 +48,7 @@ export const MOCK_TURN = Object.freeze({
     responsesCall: "call_mock_1",
     responsesItem: "fc_mock1",
     anthropicToolUse: "toolu_01Mock",
+    googleSignature: "bW9jay10aG91Z2h0LXNpZ25hdHVyZQ==",
   },
 });
 
@@ -73,6 +75,7 @@ export function dialectForPath(pathname) {
   if (pathname.endsWith("/codex/responses")) return "openai-codex-responses";
   if (pathname.endsWith("/responses")) return "openai-responses"; // incl. Azure's /openai/v1/responses
   if (pathname.endsWith("/v1/messages")) return "anthropic-messages";
+  if (pathname.endsWith(":streamGenerateContent")) return "google"; // Gemini API and Vertex (…/models/<id>:streamGenerateContent?alt=sse)
   return null;
 }
 
@@ -105,7 +108,7 @@ export function parseScenario(value) {
 
 function sseText(frame) {
   const data = typeof frame.data === "string" ? frame.data : JSON.stringify(frame.data);
-  return `${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}\n\n`;
+  return `${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}${frame.crlf ? "\r\n\r\n" : "\n\n"}`;
 }
 
 function textPieces(body, n) {
@@ -326,7 +329,40 @@ function anthropicScript(body, ctx) {
   return frames;
 }
 
+// Google (`alt=sse`): every frame is a whole GenerateContentResponse. Thought parts, text parts, one
+// complete functionCall (no id: clients generate one), then an empty text part with the finish
+// reason and the final usage (which replaces the running counts of the earlier frames).
+function googleScript(body, ctx) {
+  const frames = [];
+  const response = (parts, extra = {}, usage = { promptTokenCount: MOCK_USAGE.promptTokens, totalTokenCount: MOCK_USAGE.promptTokens }) => ({
+    candidates: [{ content: { parts, role: "model" }, index: 0, ...extra }],
+    usageMetadata: usage,
+    modelVersion: ctx.model ?? "gemini-mock",
+    responseId: `mock-response-${ctx.seq}`,
+  });
+  if (body === "full") {
+    for (const text of MOCK_TURN.reasoning) frames.push({ data: response([{ text, thought: true }]) });
+  }
+  for (const text of textPieces(body, ctx.n)) frames.push({ data: response([{ text }]), tag: "text" });
+  if (body === "full") {
+    const args = JSON.parse(MOCK_TURN.toolArgs.join(""));
+    frames.push({ data: response([{ functionCall: { name: MOCK_TURN.toolName, args }, thoughtSignature: MOCK_TURN.ids.googleSignature }]) });
+  }
+  frames.push({
+    data: response([{ text: "" }], { finishReason: body === "length" ? "MAX_TOKENS" : "STOP" }, {
+      promptTokenCount: MOCK_USAGE.promptTokens,
+      candidatesTokenCount: MOCK_USAGE.outputTokens - MOCK_USAGE.reasoningTokens,
+      totalTokenCount: MOCK_USAGE.totalTokens,
+      cachedContentTokenCount: MOCK_USAGE.cachedTokens,
+      thoughtsTokenCount: MOCK_USAGE.reasoningTokens,
+    }),
+  });
+  // Google separates its events with CRLF pairs.
+  return frames.map((f) => ({ ...f, crlf: true }));
+}
+
 const SCRIPTS = {
+  google: googleScript,
   "openai-completions": completionsScript,
   "openai-responses": responsesScript,
   "openai-codex-responses": responsesScript,
@@ -342,6 +378,10 @@ function errorBody(dialect, name) {
   const e = ERRORS[name];
   if (dialect === "anthropic-messages") {
     return { type: "error", error: { type: e.type, message: e.message }, request_id: "req_mock" };
+  }
+  if (dialect === "google") {
+    const status = { 400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE" }[e.status];
+    return { error: { code: e.status, message: e.message, status } };
   }
   // OpenAI family; key order matters: clients echo the object (`429: {"message":…}`).
   return { error: { message: e.message, type: e.type, param: null, code: e.type } };
@@ -478,7 +518,8 @@ export async function startMockProvider(options = {}) {
     res.flushHeaders();
     if (scenario.hang === "hang") return; // headers only, then silence
     if (scenario.eof === "empty") return void res.end();
-    const model = record.body && typeof record.body.model === "string" ? record.body.model : undefined;
+    const model =
+      record.body && typeof record.body.model === "string" ? record.body.model : /\/models\/([^/]+):streamGenerateContent$/.exec(record.path)?.[1];
     let frames = SCRIPTS[dialect](scenario.body, { seq: record.seq, n: scenario.n, model });
     if (scenario.eof === "after-text") {
       const last = frames.findLastIndex((f) => f.tag === "text");

@@ -53,6 +53,7 @@ const PATHS: Record<string, string> = {
   azure: "/openai/v1/responses?api-version=2025-04-01-preview",
   "openai-codex-responses": "/backend-api/codex/responses",
   "anthropic-messages": "/v1/messages",
+  google: "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -91,6 +92,8 @@ function usageInfo(u: Usage, rate: Cost): Any {
     ...(u.cacheRead > 0 ? { cacheReadInputTokens: u.cacheRead } : {}),
   };
 }
+
+let googleCallCounter = 0;
 
 const toolChunk = (index: number, id: string, name: string, args: string) => ({
   toolCalls: [{ index, id, type: "function", function: { name, arguments: JSON.stringify(JSON.parse(args || "{}")) } }],
@@ -161,6 +164,29 @@ function project(dialect: string, events: SseEvent[], rate: Cost): { chunks: Any
     if (started && !stopped) return { chunks, error: "Anthropic stream ended before message_stop" };
     if (!finish) return { chunks, error: "Anthropic stream ended without a stop reason" };
     if (usage) usage.total = usage.input + usage.output + usage.cacheRead + usage.cacheWrite;
+  } else if (dialect === "google") {
+    let calls = 0;
+    for (const { event, data } of events) {
+      expect(event).toBeUndefined();
+      const r = JSON.parse(data);
+      const candidate = r.candidates[0];
+      for (const part of candidate.content.parts) {
+        if (part.text !== undefined) chunks.push(part.thought === true ? { reasoningContent: part.text } : { content: part.text });
+        if (part.functionCall) {
+          // No id on the wire: clients generate <name>_<epoch ms>_<counter>.
+          const id = part.functionCall.id ?? `${part.functionCall.name}_${Date.now()}_${++googleCallCounter}`;
+          chunks.push(toolChunk(calls++, id, part.functionCall.name, JSON.stringify(part.functionCall.args ?? {})));
+        }
+      }
+      if (candidate.finishReason) finish = { STOP: calls > 0 ? "toolUse" : "stop", MAX_TOKENS: "length" }[candidate.finishReason as string];
+      const u = r.usageMetadata;
+      if (u) {
+        const cached = u.cachedContentTokenCount ?? 0;
+        usage = { input: u.promptTokenCount - cached, output: (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0), cacheRead: cached, cacheWrite: 0, total: u.totalTokenCount };
+        usage.reasoning = u.thoughtsTokenCount ?? 0;
+      }
+    }
+    if (!finish) return { chunks, error: "Google stream ended without a finish reason" };
   } else {
     const calls = new Map<number, Any>();
     let n = 0;
@@ -208,6 +234,8 @@ describe("mock provider: dialects answer `full` with well-formed SSE", () => {
     expect(dialectForPath("/openai/v1/responses")).toBe("openai-responses");
     expect(dialectForPath("/backend-api/codex/responses")).toBe("openai-codex-responses");
     expect(dialectForPath("/v1/messages")).toBe("anthropic-messages");
+    expect(dialectForPath("/v1beta/models/gemini-2.5-pro:streamGenerateContent")).toBe("google");
+    expect(dialectForPath("/v1/publishers/google/models/gemini-2.5-pro:streamGenerateContent")).toBe("google");
     expect(dialectForPath("/v1/models")).toBeNull();
   });
 
@@ -343,18 +371,47 @@ describe("mock provider: dialects answer `full` with well-formed SSE", () => {
     expect(delta).toMatchObject({ delta: { stop_reason: "tool_use" }, usage: { output_tokens: 85, output_tokens_details: { thinking_tokens: 30 } } });
   });
 
+  it("Google: data-only CRLF frames, whole GenerateContentResponses, thought parts → text → functionCall → empty text with STOP and usage", async () => {
+    const res = await post(mock, PATHS.google as string, "full", {});
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text.endsWith("}\r\n\r\n")).toBe(true);
+    const events = parseSse(text);
+    const shape = events.map((e) => {
+      expect(e.event).toBeUndefined();
+      const r = JSON.parse(e.data);
+      expect(r).toMatchObject({ modelVersion: "gemini-2.5-flash", responseId: expect.stringMatching(/^mock-response-\d+$/) });
+      const [c] = r.candidates;
+      const p = c.content.parts[0];
+      const kind = p.functionCall ? "call" : p.thought ? "thought" : p.text === "" ? "empty" : "text";
+      return c.finishReason ? `${kind}:${c.finishReason}` : kind;
+    });
+    expect(shape).toEqual(["thought", "thought", "text", "text", "call", "empty:STOP"]);
+    const call = JSON.parse(events[4]?.data as string).candidates[0].content.parts[0];
+    expect(call.functionCall).toEqual({ name: "read_file", args: { path: "src/main.rs", limit: 20 } });
+    expect(JSON.parse(events.at(-1)?.data as string).usageMetadata).toEqual({
+      promptTokenCount: 1200,
+      candidatesTokenCount: 55,
+      totalTokenCount: 1285,
+      cachedContentTokenCount: 1024,
+      thoughtsTokenCount: 30,
+    });
+  });
+
   it.each(Object.keys(PATHS))("%s: text, length and stream:N bodies project to the expected chunks", async (key) => {
     const dialect = dialectForPath((PATHS[key] as string).split("?")[0] as string) as string;
     const rate = { input: 1, output: 1, cacheRead: 1, cacheWrite: 0 };
+    // Google's last frame carries an empty text part with the finish reason (as recorded).
+    const trailing = dialect === "google" ? [{ content: "" }] : [];
     const text = project(dialect, parseSse(await (await post(mock, PATHS[key] as string, "text")).text()), rate);
-    expect(text.chunks.slice(0, -1)).toEqual(MOCK_TURN.text.map((content) => ({ content })));
+    expect(text.chunks.slice(0, -1)).toEqual([...MOCK_TURN.text.map((content) => ({ content })), ...trailing]);
     expect(text.chunks.at(-1).finishReason).toBe("stop");
     const length = project(dialect, parseSse(await (await post(mock, PATHS[key] as string, "length")).text()), rate);
     expect(length.chunks.at(-1).finishReason).toBe("length");
     const many = project(dialect, parseSse(await (await post(mock, PATHS[key] as string, "stream:500")).text()), rate);
-    expect(many.chunks).toHaveLength(501);
+    expect(many.chunks).toHaveLength(501 + trailing.length);
     expect(many.chunks[499]).toEqual({ content: "t499 " });
-    expect(many.chunks[500]).toMatchObject({ finishReason: "stop", usage: { promptTokens: 1200, completionTokens: 85 } });
+    expect(many.chunks.at(-1)).toMatchObject({ finishReason: "stop", usage: { promptTokens: 1200, completionTokens: 85 } });
   });
 
   it("mockScript exposes the same frames the server sends", async () => {
@@ -388,6 +445,13 @@ describe("mock provider: error scenarios", () => {
     const text = await res.text();
     // Key order is part of the observable error text (`429: {"message":…,"type":…,"param":null,"code":…}`).
     expect(text).toBe(JSON.stringify({ error: { message, type, param: null, code: type } }));
+  });
+
+  it("Google errors use Google's error envelope", async () => {
+    const res = await post(mock, PATHS.google as string, "http429");
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after-ms")).toBe("20");
+    expect(await res.json()).toEqual({ error: { code: 429, message: "Rate limit reached for requests", status: "RESOURCE_EXHAUSTED" } });
   });
 
   it("Anthropic errors use Anthropic's error envelope", async () => {
@@ -614,11 +678,13 @@ describe("mock provider: request recording", () => {
 // ---------------------------------------------------------------------------------------------------
 
 const FIXTURES = chatFixtureNames();
+/** The mock's dialect for a wire API, where the name differs. */
+const DIALECT_OF_API: Record<string, string> = { "azure-openai-responses": "openai-responses", "google-generative-ai": "google" };
 const TIMING = new Set(["hang", "slow:300"]); // covered by the timing tests above, not replayed
 
 describe("chat fixtures", () => {
   it("cover every ported case and never carry telemetry headers", () => {
-    expect(FIXTURES.length).toBe(37);
+    expect(FIXTURES.length).toBe(40);
     for (const name of FIXTURES) {
       const f = loadChatFixture(name);
       expect(f.name).toBe(name);
@@ -690,7 +756,7 @@ describe("chat fixtures", () => {
         }
         const qs = new URLSearchParams(r.query).toString();
         const res = await fetch(`${mock.baseUrl}${r.path}${qs ? `?${qs}` : ""}`, { method: r.method, headers, body });
-        const model = f.models.find((m: Any) => (m.api === "azure-openai-responses" ? "openai-responses" : m.api) === r.dialect);
+        const model = f.models.find((m: Any) => (DIALECT_OF_API[m.api] ?? m.api) === r.dialect);
         if (res.status !== 200) {
           const err = await res.json();
           lastError = `${res.status}: ${JSON.stringify(err.error)}`; // the Chat Completions error text (spec §5.11)
@@ -723,7 +789,8 @@ describe("chat fixtures", () => {
         expect(projected.filter((c) => c.toolCalls).flatMap((c) => c.toolCalls)).toEqual(r.toolCalls);
         expect(projected.at(-1)).toEqual({ finishReason: r.finishReason, usage: r.usage });
       } else {
-        expect(projected).toEqual(real);
+        // Generated ids (Google) are checked by the fixture's rules.
+        expect(normalizeChunks(projected, { ...f, expectedChunks: real })).toEqual(real);
       }
     } finally {
       await mock.close();
