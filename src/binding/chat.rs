@@ -77,6 +77,9 @@ fn client() -> Result<&'static reqwest::Client> {
     .get_or_init(|| {
       reqwest::Client::builder()
         .redirect(same_origin_redirects())
+        // Idle keep-alive connections are closed after 4 s, as Node's fetch (undici) does without
+        // a server hint: Node servers close theirs after 5 s, and reusing one as it closes fails.
+        .pool_idle_timeout(std::time::Duration::from_secs(4))
         .build()
         .map_err(|e| e.to_string())
     })

@@ -890,6 +890,30 @@ pub fn bounded_error_message(message: String, body_cut: bool) -> String {
   format!("{}… [truncated by pi-native: first {end} of {total}]", &message[..end])
 }
 
+/// The request failed because the connection closed (FIN, RST) after it was sent and before any
+/// response byte: the signature of a keep-alive connection the server dropped as it was reused.
+/// Connect failures and timeouts are not.
+fn closed_before_response(e: &reqwest::Error) -> bool {
+  if e.is_connect() || e.is_timeout() || e.is_builder() || e.is_redirect() || e.is_status() {
+    return false;
+  }
+  let mut source = std::error::Error::source(e);
+  while let Some(s) = source {
+    if let Some(io) = s.downcast_ref::<std::io::Error>() {
+      use std::io::ErrorKind::*;
+      if matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof) {
+        return true;
+      }
+    }
+    let text = s.to_string();
+    if text.contains("connection closed before message completed") || text.contains("connection reset") {
+      return true;
+    }
+    source = s.source();
+  }
+  false
+}
+
 /// Text a failed transport reports (what the JS SDKs surface for connection failures).
 fn transport_message(e: &reqwest::Error) -> String {
   if e.is_timeout() {
@@ -945,10 +969,21 @@ impl EventSource {
     for (k, v) in &request.headers {
       builder = builder.header(k.as_str(), v.as_str());
     }
-    let response = builder
-      .send()
-      .await
-      .map_err(|e| ChatError::plain(transport_message(&e)))?;
+    // A pooled keep-alive connection the server closes just as the request arrives fails before
+    // any response byte (or gets Node's 408 for it); the server never handled the request. It is
+    // sent again once, at once, on a fresh connection: not a retry attempt.
+    let mut resent = false;
+    let response = loop {
+      let Some(this) = builder.try_clone() else {
+        break builder.send().await.map_err(|e| ChatError::plain(transport_message(&e)))?;
+      };
+      match this.send().await {
+        Ok(r) if r.status().as_u16() == 408 && !resent => resent = true,
+        Ok(r) => break r,
+        Err(e) if !resent && closed_before_response(&e) => resent = true,
+        Err(e) => return Err(ChatError::plain(transport_message(&e))),
+      }
+    };
     let status = response.status().as_u16();
     let headers: Vec<(String, String)> = response
       .headers()
