@@ -37,7 +37,8 @@
 //   truncated     a finish chunk but a text shorter than announced. Must be 0.
 //   corrupt       a finish chunk but a text that is not the server's. Must be 0.
 //
-// Every sample (every min(5, report) seconds, after global.gc()): RSS and JS heap of this
+// Every sample (every min(5, report) seconds, after global.gc()): RSS and JS heap (used / total:
+// V8 keeps a young generation that grew under load, up to 32 MB, through a full GC) of this
 // process, its open fds, its TCP connections to the server port (from /proc/self/fd and
 // /proc/net/tcp, by state) and the server's live sockets. Verdict: after a warm-up (the first
 // 20 % of the run), RSS and client sockets are flat when the median of the last third of the
@@ -315,6 +316,7 @@ async function sample() {
     inflight,
     rssMB: +(mem.rss / 2 ** 20).toFixed(1),
     heapUsedMB: +(mem.heapUsed / 2 ** 20).toFixed(1),
+    heapTotalMB: +(mem.heapTotal / 2 ** 20).toFixed(1),
     externalMB: +(mem.external / 2 ** 20).toFixed(1),
     fds: sockets.fds,
     clientSockets: sockets.total,
@@ -334,7 +336,7 @@ function report(s) {
   log(
     `[${String(s.t).padStart(4)}s] started ${counts.started} ok ${counts.ok} typed ${counts.typed} untyped ${counts.untyped}` +
       ` incomplete ${counts.incomplete} truncated ${counts.truncated} corrupt ${counts.corrupt} inflight ${s.inflight}` +
-      ` | rss ${s.rssMB} MB heap ${s.heapUsedMB} MB fds ${s.fds}` +
+      ` | rss ${s.rssMB} MB heap ${s.heapUsedMB}/${s.heapTotalMB} MB fds ${s.fds}` +
       ` | sockets client ${s.clientSockets} (${states || 'none'}) server ${s.serverLiveSockets}` +
       ` | cpu client ${s.clientCpuPct}% server ${s.serverCpuPct}%`,
   )
