@@ -348,8 +348,8 @@ const median = (xs) => {
 }
 function flatness(values, slack) {
   const third = Math.max(1, Math.floor(values.length / 3))
-  const first = median(values.slice(0, third))
-  const last = median(values.slice(values.length - third))
+  const first = +median(values.slice(0, third)).toFixed(2)
+  const last = +median(values.slice(values.length - third)).toFixed(2)
   return { samples: values.length, firstThirdMedian: first, lastThirdMedian: last, ratio: +(last / first).toFixed(3), flat: values.length >= 3 && last <= first * 1.25 + slack }
 }
 
