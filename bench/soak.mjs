@@ -18,9 +18,9 @@
 //   ok            a finish chunk and the complete text (`<k>| w0 … w<k-1> `, U+FFFD from the
 //                 server's invalid-UTF-8 delta removed)
 //   typed error   one of the library's documented errors:
-//                   - an instance of StreamIdleTimeoutError, ProviderStreamClosedError,
-//                     ProviderRequestDeadlineExceededError or ProviderRecoveryBudgetExceededError
-//                     with its own name and code;
+//                   - an instance of an error class the library exports (StreamIdleTimeoutError,
+//                     ProviderStreamClosedError, ProviderRequestDeadlineExceededError,
+//                     ProviderRecoveryBudgetExceededError, ...) with its own name and code;
 //                   - DOMException AbortError (caller cancellation);
 //                   - a plain Error (prototype Error.prototype, name "Error", no code) whose message
 //                     is a provider or transport text as Blade/pi-ai report it: an HTTP status
@@ -47,13 +47,7 @@
 import { fork } from 'node:child_process'
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
-import {
-  createChatService,
-  ProviderRecoveryBudgetExceededError,
-  ProviderRequestDeadlineExceededError,
-  ProviderStreamClosedError,
-  StreamIdleTimeoutError,
-} from '../lib/chat.js'
+import * as chat from '../lib/chat.js'
 
 // --- options --------------------------------------------------------------------------------------
 
@@ -104,12 +98,11 @@ const serverStats = () =>
 
 // --- classification -------------------------------------------------------------------------------
 
-const LIBRARY_ERRORS = [
-  [StreamIdleTimeoutError, 'StreamIdleTimeoutError', 'STREAM_IDLE_TIMEOUT'],
-  [ProviderStreamClosedError, 'ProviderStreamClosedError', 'PROVIDER_STREAM_CLOSED'],
-  [ProviderRequestDeadlineExceededError, 'ProviderRequestDeadlineExceededError', 'PROVIDER_REQUEST_DEADLINE_EXCEEDED'],
-  [ProviderRecoveryBudgetExceededError, 'ProviderRecoveryBudgetExceededError', 'PROVIDER_RECOVERY_BUDGET_EXCEEDED'],
-]
+// The library's own error classes: every Error subclass pi-native/chat exports
+// (StreamIdleTimeoutError, ProviderStreamClosedError, ...), each with its name and its code.
+const LIBRARY_ERRORS = Object.entries(chat)
+  .filter(([, C]) => typeof C === 'function' && C.prototype instanceof Error)
+  .map(([name, C]) => [C, name, new C().code])
 const PROVIDER_TEXTS = [
   [/^(\d{3})(?::|\s|$)/, (m) => `http-${m[1]}`],
   [/^Connection error\.$/, () => 'Connection error.'],
@@ -185,7 +178,7 @@ function prng(seed) {
   }
 }
 const random = prng(SEED ^ 0x5bd1e995)
-const service = createChatService({
+const service = chat.createChatService({
   provider: 'openai-compatible',
   model: 'm',
   apiKey: 'sk-soak-dummy',
