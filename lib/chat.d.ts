@@ -205,6 +205,8 @@ export declare class PiNativeChatService implements IChatService {
 
 export declare function createChatService(config: ChatConfig, init?: ChatServiceInit): PiNativeChatService
 export declare function createChatServiceAsync(config: ChatConfig, init?: ChatServiceInit): Promise<PiNativeChatService>
+/** The chat core's live native state; all three return to 0 once every stream has ended and its handle was collected. */
+export declare function chatNativeStats(): { handles: number; tasks: number; outboxes: number }
 export declare function getModel(provider: string, id: string, init?: ChatServiceInit): ModelDefinition | undefined
 
 export declare class StreamIdleTimeoutError extends Error {

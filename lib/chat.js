@@ -296,6 +296,13 @@ export function resolveStreamStallWarningMs(idleTimeoutMs, configuredWarningMs) 
   return helper('resolveStreamStallWarningMs', idleTimeoutMs, configuredWarningMs ?? null) ?? undefined
 }
 
+/** The chat core's live native state: `{handles, tasks, outboxes}` (stream handles JS holds,
+ *  request tasks running, stream buffers allocated). All three return to 0 once every stream has
+ *  ended and its handle was collected: a leak check for hosts and tests. */
+export function chatNativeStats() {
+  return JSON.parse(native.chatNativeStats())
+}
+
 /** The catalog model for (provider, id) as this build embeds it (pi-ai's `Model` shape), or undefined. */
 export function getModel(provider, id, init = {}) {
   try {

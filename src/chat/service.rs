@@ -192,7 +192,6 @@ pub const OUTBOX_CAPACITY: usize = 8192;
 /// The stream's output: chunks serialised straight into one comma-separated JSON buffer that the
 /// consumer takes whole, then the final error or the end. One lock per chunk, no per-chunk
 /// allocation or channel node; the consumer is woken only when it waits.
-#[derive(Default)]
 pub struct Outbox {
   /// The consumer cancelled (a cheaper check per chunk than the token's).
   cancelled: std::sync::atomic::AtomicBool,
@@ -220,6 +219,31 @@ pub struct Taken {
   pub count: usize,
   pub error: Option<ChatError>,
   pub done: bool,
+}
+
+static LIVE_OUTBOXES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Outboxes (stream buffers) currently allocated.
+pub fn live_outboxes() -> usize {
+  LIVE_OUTBOXES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+impl Default for Outbox {
+  fn default() -> Outbox {
+    LIVE_OUTBOXES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Outbox {
+      cancelled: Default::default(),
+      state: Default::default(),
+      ready: Notify::new(),
+      space: Notify::new(),
+    }
+  }
+}
+
+impl Drop for Outbox {
+  fn drop(&mut self) {
+    LIVE_OUTBOXES.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+  }
 }
 
 impl Outbox {
