@@ -176,6 +176,12 @@ export interface ModelDefinition {
 export interface ChatServiceInit {
   /** Extra or replacement model definitions (they win over the embedded catalog). */
   models?: ModelDefinition[]
+  /**
+   * Record each attempt's exchange into this folder (`<stem>.json`: model, request with credentials
+   * redacted, response status and headers; `<stem>.body`: the raw response body), for
+   * `pi-native replay` and bug reports. Default: the `PI_NATIVE_RECORD` environment variable.
+   */
+  record?: string
 }
 
 export interface IChatService {

@@ -146,6 +146,10 @@ describe("keep-alive: a request that fails on a reused connection before any res
       const url = `http://127.0.0.1:${(server.address() as Any).port}`;
       const { error } = await collect(createChatService(config(url)).streamChat(USER));
       expect(error.message).toBe("Connection error.");
+      // What failed underneath, as the OpenAI SDK's connection errors carry it (never the URL).
+      expect(error.cause).toBeInstanceOf(Error);
+      expect(error.cause.message).toMatch(/reset|closed/i);
+      expect(error.cause.message).not.toContain("127.0.0.1");
       expect(requests).toBe(2);
     } finally {
       for (const s of sockets) s.destroy();

@@ -194,6 +194,7 @@ pub fn chat_native_stats() -> String {
 pub fn chat_start(request_json: String) -> Result<ChatStream> {
   let v = parse_request(&request_json)?;
   let req = ChatRequest {
+    record: v.get("record").and_then(Value::as_str).filter(|d| !d.is_empty()).map(String::from),
     config: v.get("config").cloned().unwrap_or(Value::Null),
     models: Arc::new(parse_models(v.get("models"))?),
     messages: v.get("messages").and_then(Value::as_array).cloned().unwrap_or_default(),
