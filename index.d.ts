@@ -53,10 +53,7 @@ export declare function chatNativeStats(): string
 /** Resolve the configured model (throws `Unknown pi-ai model: <provider>/<id>`): model JSON. */
 export declare function chatResolveModel(configJson: string, modelsJson: string): string
 
-/**
- * Start streaming. The request JSON is `{config, models?, messages, tools?, options?, aborted?}`
- * (`aborted`: the caller's signal was aborted before the call).
- */
+/** Start streaming. The request JSON is `{config, models?, messages, tools?, options?}`. */
 export declare function chatStart(requestJson: string): ChatStream
 
 export declare function compileLegacyConfig(jsonText: string): NativeLegacyConfig

@@ -170,7 +170,6 @@ export class PiNativeChatService {
       messages,
       tools: tools ?? [],
       options: options ?? {},
-      ...(signal?.aborted ? { aborted: true } : {}),
     })
     const handle = native.chatStart(request)
     // The listener holds the handle weakly: an iterator abandoned without return() lets the handle

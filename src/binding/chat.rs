@@ -189,8 +189,7 @@ pub fn chat_native_stats() -> String {
   )
 }
 
-/// Start streaming. The request JSON is `{config, models?, messages, tools?, options?, aborted?}`
-/// (`aborted`: the caller's signal was aborted before the call).
+/// Start streaming. The request JSON is `{config, models?, messages, tools?, options?}`.
 #[napi(catch_unwind)]
 pub fn chat_start(request_json: String) -> Result<ChatStream> {
   let v = parse_request(&request_json)?;
@@ -205,12 +204,6 @@ pub fn chat_start(request_json: String) -> Result<ChatStream> {
   let http = client()?.clone();
   let outbox = Arc::new(Outbox::default());
   let cancel = CancellationToken::new();
-  // A signal aborted before the call: cancelled before the task starts, so no request can race
-  // the cancel that would follow this call.
-  if v.get("aborted") == Some(&Value::Bool(true)) {
-    cancel.cancel();
-    outbox.cancel();
-  }
   let task_cancel = cancel.clone();
   let task_outbox = outbox.clone();
   let guard = TaskGuard::new();

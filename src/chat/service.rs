@@ -657,9 +657,6 @@ impl Run<'_> {
     mut recovered: Option<Value>,
     emitted: &mut bool,
   ) -> Result<(), ChatError> {
-    if self.out.cancel.is_cancelled() {
-      return Err(ChatError::abort());
-    }
     if !self.has_capacity() {
       return Err(self.budget_error());
     }
@@ -1402,10 +1399,6 @@ async fn stream_chat(
     .filter(|t| *t > 0.0)
     .map(|t| t as u64)
     .unwrap_or(DEFAULT_STREAM_IDLE_TIMEOUT_MS);
-  // Nothing goes out once the caller has cancelled (a signal aborted before the call).
-  if cancel.is_cancelled() {
-    return Err(ChatError::abort());
-  }
   let images = fetch_images(client, remote_image_urls(&filtered, &model), idle_ms, cancel).await?;
   let context = build_context(&filtered, &model, &req.tools, required.as_deref(), &images, &mut |_| {})
     .map_err(ChatError::plain)?;
