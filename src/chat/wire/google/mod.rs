@@ -258,7 +258,7 @@ pub fn normalize_tool_call_id(model_id: &str, id: &str) -> String {
 
 /// Thought signatures are base64 (`TYPE_BYTES`): anything else is never echoed.
 fn is_valid_thought_signature(signature: &str) -> bool {
-  if signature.is_empty() || signature.len() % 4 != 0 {
+  if signature.is_empty() || !signature.len().is_multiple_of(4) {
     return false;
   }
   let body = signature.trim_end_matches('=');

@@ -5,8 +5,9 @@
 //! `\r\r`, `\r\n\r\n`; a segment whose trimmed text starts with `data:` carries one JSON
 //! `GenerateContentResponse` (the rest of the segment, trimmed); other segments (comments,
 //! `event:` lines) are skipped; a non-blank remainder when the body ends is the SDK's
-//! `Incomplete JSON segment at the end`. A network chunk that is by itself a JSON object with an
-//! `error` whose `code` is 400–599 ends the stream with the SDK's `got status: …` text.
+//! `Incomplete JSON segment at the end`. A network read that is by itself a JSON object with an
+//! `error` whose `code` is 400–599 ends the stream with the SDK's `got status: …` text (checked for
+//! reads that start at a segment boundary).
 //!
 //! Events follow pi-ai: parts with `thought: true` are thinking, other text parts are text (each
 //! switch ends the open block; empty text deltas are forwarded, spec §8 quirk 8, kept as the
@@ -368,9 +369,13 @@ impl StreamParser for GoogleStreamParser {
     if self.finished || bytes.is_empty() {
       return Ok(());
     }
-    self.check_error_chunk(bytes, out);
-    if self.finished {
-      return Ok(());
+    // The SDK checks every network read; here a read may arrive in slices, so only a piece that
+    // starts where no segment is pending is checked (a slice from inside an event never is).
+    if self.buffer.is_empty() {
+      self.check_error_chunk(bytes, out);
+      if self.finished {
+        return Ok(());
+      }
     }
     self.buffer.extend_from_slice(bytes);
     self.drain_segments(out);

@@ -317,6 +317,34 @@ fn a_raw_json_error_chunk_ends_the_stream() {
     error_of(&run(r#"{"error":{"code":"503","message":"boom"}}"#)).as_deref(),
     Some(r#"got status: undefined. {"error":{"code":"503","message":"boom"}}"#)
   );
+  // After a complete event too; never from inside a pending one.
+  let ok = frame(resp(json!([{"text": "a"}]), None, None));
+  let mut p = GoogleStreamParser::new();
+  let mut out = Vec::new();
+  p.on_bytes(ok.as_bytes(), &mut out).unwrap();
+  p.on_bytes(br#"{"error":{"code":503,"status":"UNAVAILABLE"}}"#, &mut out)
+    .unwrap();
+  assert_eq!(
+    error_of(&out).as_deref(),
+    Some(r#"got status: UNAVAILABLE. {"error":{"code":503,"status":"UNAVAILABLE"}}"#)
+  );
+  let mut p = GoogleStreamParser::new();
+  let mut out = Vec::new();
+  p.on_bytes(
+    br#"data: {"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":"#,
+    &mut out,
+  )
+  .unwrap();
+  p.on_bytes(br#"{"error":{"code":500}}"#, &mut out).unwrap();
+  p.on_bytes(
+    b"}}]}}]}
+
+",
+    &mut out,
+  )
+  .unwrap();
+  assert_eq!(error_of(&out), None);
+  assert!(matches!(out.last(), Some(StreamEvent::ToolCallEnd { .. })));
   // Codes outside 400–599 are not errors: the unframed text is then an incomplete segment.
   assert_eq!(
     error_of(&run(r#"{"error":{"code":300,"message":"boom"}}"#)).as_deref(),
