@@ -688,7 +688,13 @@ impl Run<'_> {
       let request = adapter
         .build_request(model, context, &wire_opts)
         .map_err(ChatError::plain)?;
-      let mut source = EventSource::new(client, &model.api, request);
+      // A wire's own bound on the whole request when no `timeout` is set (Mistral: 60 s); with a
+      // `timeout`, the attempt deadline above ends the request first.
+      let bound = request_timeout
+        .is_none()
+        .then(|| wire::default_request_bound(&model.api))
+        .flatten();
+      let mut source = EventSource::new(client, &model.api, request).with_bound(bound);
       let mut parser = adapter.parser(model, &wire_opts);
       let warning = resolve_stream_stall_warning_ms(idle_ms, None);
       let mut stall_count = 0u32;
@@ -864,6 +870,9 @@ struct EventSource {
   ended: bool,
   /// Body bytes read so far (after content decoding), bounded by [`MAX_BODY_BYTES`].
   body_bytes: u64,
+  /// The wire's own bound on the whole request: once it passes, the pending read fails with the
+  /// wire's text (as the reference's aborted fetch or body read does).
+  bound: Option<(tokio::time::Instant, &'static str)>,
 }
 
 /// True when a URL carries `user[:password]@` (sent as Basic auth, replacing the API key).
@@ -888,6 +897,16 @@ pub fn bounded_error_message(message: String, body_cut: bool) -> String {
     format!("{} bytes", message.len())
   };
   format!("{}… [truncated by pi-native: first {end} of {total}]", &message[..end])
+}
+
+/// [`transport_message`] in the words of the wire's client (`fetch failed` for plain fetch).
+fn wire_transport_message(api: &str, e: &reqwest::Error) -> String {
+  let message = transport_message(e);
+  if message == "Connection error." {
+    wire::connection_error_message(api).to_string()
+  } else {
+    message
+  }
 }
 
 /// Text a failed transport reports (what the JS SDKs surface for connection failures).
@@ -921,7 +940,14 @@ impl EventSource {
       queue: VecDeque::new(),
       ended: false,
       body_bytes: 0,
+      bound: None,
     }
+  }
+
+  /// Bound the whole request to `ms` from now (see [`wire::default_request_bound`]).
+  fn with_bound(mut self, bound: Option<(u64, &'static str)>) -> EventSource {
+    self.bound = bound.map(|(ms, message)| (tokio::time::Instant::now() + Duration::from_millis(ms), message));
+    self
   }
 
   /// Send the request; a non-2xx response becomes the error its wire adapter would report.
@@ -948,7 +974,7 @@ impl EventSource {
     let response = builder
       .send()
       .await
-      .map_err(|e| ChatError::plain(transport_message(&e)))?;
+      .map_err(|e| ChatError::plain(wire_transport_message(api, &e)))?;
     let status = response.status().as_u16();
     let headers: Vec<(String, String)> = response
       .headers()
@@ -1005,6 +1031,19 @@ impl EventSource {
     parser: &mut (dyn StreamParser + Send),
     meta: &mut Option<ResponseMeta>,
   ) -> Result<Option<StreamEvent>, ChatError> {
+    match self.bound {
+      Some((at, message)) => tokio::time::timeout_at(at, self.next_event_unbounded(parser, meta))
+        .await
+        .unwrap_or_else(|_| Err(ChatError::plain(message))),
+      None => self.next_event_unbounded(parser, meta).await,
+    }
+  }
+
+  async fn next_event_unbounded(
+    &mut self,
+    parser: &mut (dyn StreamParser + Send),
+    meta: &mut Option<ResponseMeta>,
+  ) -> Result<Option<StreamEvent>, ChatError> {
     loop {
       if let Some(e) = self.queue.pop_front() {
         return Ok(Some(e));
@@ -1037,7 +1076,7 @@ impl EventSource {
           return Err(ChatError::plain(if e.is_decode() || e.is_body() {
             "terminated".to_string()
           } else {
-            transport_message(&e)
+            wire_transport_message(&self.api, &e)
           }))
         }
         None => {
