@@ -44,6 +44,12 @@ export declare function builtinTables(): string
  */
 export declare function chatHelper(name: string, argsJson: string): string
 
+/**
+ * JSON `{"handles": n, "tasks": n, "outboxes": n}`: the chat core's live native state (a leak
+ * check: all three return to 0 once every stream has ended and its handle was collected).
+ */
+export declare function chatNativeStats(): string
+
 /** Resolve the configured model (throws `Unknown pi-ai model: <provider>/<id>`): model JSON. */
 export declare function chatResolveModel(configJson: string, modelsJson: string): string
 

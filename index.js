@@ -773,13 +773,14 @@ if (
   }
 }
 
-const { ChatStream, NativeLegacyConfig, NativePreprocessors, NativeSchema, builtinTables, chatHelper, chatResolveModel, chatStart, compileLegacyConfig, compilePreprocessors, compileSchema, escapeJsonStringControlCharacters, foldFlatEditFields, grammarParse, grammarRecover, grammarRecoveryModels, preprocessInput, recoverEnvelope, runPipeline, unwrapMarkdownAutoLinks } = nativeBinding
+const { ChatStream, NativeLegacyConfig, NativePreprocessors, NativeSchema, builtinTables, chatHelper, chatNativeStats, chatResolveModel, chatStart, compileLegacyConfig, compilePreprocessors, compileSchema, escapeJsonStringControlCharacters, foldFlatEditFields, grammarParse, grammarRecover, grammarRecoveryModels, preprocessInput, recoverEnvelope, runPipeline, unwrapMarkdownAutoLinks } = nativeBinding
 export { ChatStream }
 export { NativeLegacyConfig }
 export { NativePreprocessors }
 export { NativeSchema }
 export { builtinTables }
 export { chatHelper }
+export { chatNativeStats }
 export { chatResolveModel }
 export { chatStart }
 export { compileLegacyConfig }

@@ -7,6 +7,7 @@
 //   tools      100 tool calls (index 0..99) of 100 argument fragments each (10,000 tool-call
 //              deltas), finish "tool_calls"
 //   reasoning  10,000 reasoning_content deltas, then 100 content deltas, finish "stop"
+//   small      20 content deltas, finish "stop" and a usage chunk (the memory bench's stream)
 // A `-paced` suffix (e.g. text-paced) writes the body 16 events per write, one write per
 // event-loop turn, instead of all at once: reads then carry a few events each, as from a live
 // provider.
@@ -40,6 +41,8 @@ function frames(kind) {
   } else if (kind === 'reasoning') {
     for (let i = 0; i < CHUNKS; i++) out.push(chunk({ content: null, reasoning_content: `r${i} ` }))
     for (let i = 0; i < 100; i++) out.push(chunk({ content: `t${i} `, reasoning_content: null }))
+  } else if (kind === 'small') {
+    for (let i = 0; i < 20; i++) out.push(chunk({ content: `t${i} `, reasoning_content: null }))
   } else if (kind === 'tools') {
     const per = CHUNKS / TOOL_CALLS
     for (let c = 0; c < TOOL_CALLS; c++) {
@@ -60,7 +63,7 @@ function frames(kind) {
 }
 
 const bodies = new Map()
-for (const kind of ['text', 'tools', 'reasoning']) {
+for (const kind of ['text', 'tools', 'reasoning', 'small']) {
   const events = frames(kind)
   bodies.set(kind, [Buffer.from(events.join(''))])
   const writes = []
@@ -89,7 +92,8 @@ const server = createServer((req, res) => {
     next()
   })
 })
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+// A deep accept queue: the memory bench opens 1,000 connections at once.
+await new Promise((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve))
 process.stdout.write(JSON.stringify({ baseUrl: `http://127.0.0.1:${server.address().port}` }) + '\n')
 process.stdin.resume()
 process.stdin.on('end', () => server.close(() => process.exit(0)))

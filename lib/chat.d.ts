@@ -176,6 +176,12 @@ export interface ModelDefinition {
 export interface ChatServiceInit {
   /** Extra or replacement model definitions (they win over the embedded catalog). */
   models?: ModelDefinition[]
+  /**
+   * Record each attempt's exchange into this folder (`<stem>.json`: model, request with credentials
+   * redacted, response status and headers; `<stem>.body`: the raw response body), for
+   * `pi-native replay` and bug reports. Default: the `PI_NATIVE_RECORD` environment variable.
+   */
+  record?: string
 }
 
 export interface IChatService {
@@ -205,6 +211,8 @@ export declare class PiNativeChatService implements IChatService {
 
 export declare function createChatService(config: ChatConfig, init?: ChatServiceInit): PiNativeChatService
 export declare function createChatServiceAsync(config: ChatConfig, init?: ChatServiceInit): Promise<PiNativeChatService>
+/** The chat core's live native state; all three return to 0 once every stream has ended and its handle was collected. */
+export declare function chatNativeStats(): { handles: number; tasks: number; outboxes: number }
 export declare function getModel(provider: string, id: string, init?: ChatServiceInit): ModelDefinition | undefined
 
 export declare class StreamIdleTimeoutError extends Error {

@@ -88,6 +88,11 @@ function toError(data) {
     default:
       error = new Error(data.message)
   }
+  // What failed underneath a transport error (`connection closed before message completed`, ...),
+  // as the OpenAI SDK's APIConnectionError carries it.
+  if (typeof data.cause === 'string' && !('cause' in error)) {
+    Object.defineProperty(error, 'cause', { value: new Error(data.cause), writable: true, configurable: true })
+  }
   if (data.replayBoundaryCrossed) replayMarks.add(error)
   try {
     Object.defineProperty(error, 'replayBoundaryCrossed', { value: Boolean(data.replayBoundaryCrossed), configurable: true })
@@ -122,7 +127,12 @@ export class PiNativeChatService {
   #modelsJson
   #model
 
+  #record
+
   constructor(config, init = {}) {
+    // Recording of each attempt's exchange (request with credentials redacted, raw response
+    // body) into a folder, for `pi-native replay` and bug reports.
+    this.#record = typeof init.record === 'string' ? init.record : process.env.PI_NATIVE_RECORD || undefined
     this.#models = Array.isArray(init.models) ? init.models.map((m) => ({ ...m })) : []
     this.#modelsJson = JSON.stringify(this.#models)
     this.#resolve(config)
@@ -154,6 +164,7 @@ export class PiNativeChatService {
   async *streamChat(messages, tools, signal, options) {
     checkChatInput(this.#config, messages, tools, options)
     const request = JSON.stringify({
+      record: this.#record,
       config: wireConfig(this.#config),
       models: this.#models,
       messages,
@@ -294,6 +305,13 @@ export function getSupportedResponseVerbosities(model) {
 
 export function resolveStreamStallWarningMs(idleTimeoutMs, configuredWarningMs) {
   return helper('resolveStreamStallWarningMs', idleTimeoutMs, configuredWarningMs ?? null) ?? undefined
+}
+
+/** The chat core's live native state: `{handles, tasks, outboxes}` (stream handles JS holds,
+ *  request tasks running, stream buffers allocated). All three return to 0 once every stream has
+ *  ended and its handle was collected: a leak check for hosts and tests. */
+export function chatNativeStats() {
+  return JSON.parse(native.chatNativeStats())
 }
 
 /** The catalog model for (provider, id) as this build embeds it (pi-ai's `Model` shape), or undefined. */

@@ -1,6 +1,7 @@
 //! N-API entry points of the chat core: a stream handle drained in batches (one promise per
 //! batch, never per chunk), cancellation, model resolution and Blade's pure helpers.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use napi::{Error, Result, Status};
@@ -77,6 +78,9 @@ fn client() -> Result<&'static reqwest::Client> {
     .get_or_init(|| {
       reqwest::Client::builder()
         .redirect(same_origin_redirects())
+        // Idle keep-alive connections are closed after 4 s, as Node's fetch (undici) does without
+        // a server hint: Node servers close theirs after 5 s, and reusing one as it closes fails.
+        .pool_idle_timeout(std::time::Duration::from_secs(4))
         .build()
         .map_err(|e| e.to_string())
     })
@@ -137,6 +141,27 @@ fn parse_request(text: &str) -> Result<Value> {
   Ok(v)
 }
 
+/// Live native state, for `chatNativeStats()`: stream handles JS still holds, request tasks still
+/// running, outboxes (stream buffers) still allocated.
+static LIVE_HANDLES: AtomicUsize = AtomicUsize::new(0);
+static LIVE_TASKS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts one live request task for as long as it exists.
+struct TaskGuard;
+
+impl TaskGuard {
+  fn new() -> TaskGuard {
+    LIVE_TASKS.fetch_add(1, Ordering::Relaxed);
+    TaskGuard
+  }
+}
+
+impl Drop for TaskGuard {
+  fn drop(&mut self) {
+    LIVE_TASKS.fetch_sub(1, Ordering::Relaxed);
+  }
+}
+
 /// One running `streamChat` call.
 #[napi]
 pub struct ChatStream {
@@ -148,7 +173,20 @@ impl Drop for ChatStream {
   fn drop(&mut self) {
     self.cancel.cancel();
     self.outbox.cancel();
+    LIVE_HANDLES.fetch_sub(1, Ordering::Relaxed);
   }
+}
+
+/// JSON `{"handles": n, "tasks": n, "outboxes": n}`: the chat core's live native state (a leak
+/// check: all three return to 0 once every stream has ended and its handle was collected).
+#[napi(catch_unwind)]
+pub fn chat_native_stats() -> String {
+  format!(
+    "{{\"handles\":{},\"tasks\":{},\"outboxes\":{}}}",
+    LIVE_HANDLES.load(Ordering::Relaxed),
+    LIVE_TASKS.load(Ordering::Relaxed),
+    crate::chat::service::live_outboxes()
+  )
 }
 
 /// Start streaming. The request JSON is `{config, models?, messages, tools?, options?}`.
@@ -156,6 +194,7 @@ impl Drop for ChatStream {
 pub fn chat_start(request_json: String) -> Result<ChatStream> {
   let v = parse_request(&request_json)?;
   let req = ChatRequest {
+    record: v.get("record").and_then(Value::as_str).filter(|d| !d.is_empty()).map(String::from),
     config: v.get("config").cloned().unwrap_or(Value::Null),
     models: Arc::new(parse_models(v.get("models"))?),
     messages: v.get("messages").and_then(Value::as_array).cloned().unwrap_or_default(),
@@ -167,13 +206,16 @@ pub fn chat_start(request_json: String) -> Result<ChatStream> {
   let cancel = CancellationToken::new();
   let task_cancel = cancel.clone();
   let task_outbox = outbox.clone();
+  let guard = TaskGuard::new();
   napi::bindgen_prelude::spawn(async move {
+    let _guard = guard;
     let run = std::panic::AssertUnwindSafe(run_chat(http, req, &task_outbox, task_cancel));
     // A panic in the core ends the stream with an error instead of a silently closed stream.
     if futures_util::FutureExt::catch_unwind(run).await.is_err() {
       task_outbox.close(Some(ChatError::plain("pi-native: internal error in the chat core")));
     }
   });
+  LIVE_HANDLES.fetch_add(1, Ordering::Relaxed);
   Ok(ChatStream { outbox, cancel })
 }
 

@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod context;
 pub mod history;
 pub mod options;
+pub mod record;
 pub mod request;
 pub mod retry;
 pub mod service;

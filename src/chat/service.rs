@@ -24,6 +24,7 @@ use super::retry::{
   classify_provider_retry, compute_provider_retry_delay, ErrorInfo, ResponseMeta, RetryDelayOptions, RetryMode,
   PROVIDER_RECOVERY_BUDGET_EXCEEDED, PROVIDER_REQUEST_DEADLINE_EXCEEDED, PROVIDER_STREAM_CLOSED, STREAM_IDLE_TIMEOUT,
 };
+use super::record::Recorder;
 use super::sse::{SseDecoder, SseError};
 use super::types::{Context, StreamEvent, StreamParser, Usage};
 use super::wire;
@@ -192,7 +193,6 @@ pub const OUTBOX_CAPACITY: usize = 8192;
 /// The stream's output: chunks serialised straight into one comma-separated JSON buffer that the
 /// consumer takes whole, then the final error or the end. One lock per chunk, no per-chunk
 /// allocation or channel node; the consumer is woken only when it waits.
-#[derive(Default)]
 pub struct Outbox {
   /// The consumer cancelled (a cheaper check per chunk than the token's).
   cancelled: std::sync::atomic::AtomicBool,
@@ -220,6 +220,31 @@ pub struct Taken {
   pub count: usize,
   pub error: Option<ChatError>,
   pub done: bool,
+}
+
+static LIVE_OUTBOXES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Outboxes (stream buffers) currently allocated.
+pub fn live_outboxes() -> usize {
+  LIVE_OUTBOXES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+impl Default for Outbox {
+  fn default() -> Outbox {
+    LIVE_OUTBOXES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Outbox {
+      cancelled: Default::default(),
+      state: Default::default(),
+      ready: Notify::new(),
+      space: Notify::new(),
+    }
+  }
+}
+
+impl Drop for Outbox {
+  fn drop(&mut self) {
+    LIVE_OUTBOXES.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+  }
 }
 
 impl Outbox {
@@ -322,6 +347,8 @@ impl Outbox {
 
 /// A request to stream: the service configuration and the call's arguments.
 pub struct ChatRequest {
+  /// Directory to record each attempt's exchange in (see `record`), if any.
+  pub record: Option<String>,
   pub config: Value,
   pub models: Arc<Vec<Model>>,
   pub messages: Vec<Value>,
@@ -406,6 +433,7 @@ impl Recovery {
 /// State shared by every candidate of one `streamChat` call.
 struct Run<'a> {
   client: &'a reqwest::Client,
+  record: Option<&'a str>,
   out: Out<'a>,
   options: &'a Value,
   context: Context,
@@ -676,6 +704,7 @@ impl Run<'_> {
       }
     };
     let client = self.client;
+    let record = self.record;
     let options = self.options;
     let disable_thinking = self.disable_thinking;
     let context = &self.context;
@@ -694,7 +723,8 @@ impl Run<'_> {
         .is_none()
         .then(|| wire::default_request_bound(&model.api))
         .flatten();
-      let mut source = EventSource::new(client, &model.api, request).with_bound(bound);
+      let recorder = record.and_then(|dir| Recorder::start(dir, model, &request));
+      let mut source = EventSource::new(client, &model.api, request, recorder).with_bound(bound);
       let mut parser = adapter.parser(model, &wire_opts);
       let warning = resolve_stream_stall_warning_ms(idle_ms, None);
       let mut stall_count = 0u32;
@@ -870,6 +900,7 @@ struct EventSource {
   ended: bool,
   /// Body bytes read so far (after content decoding), bounded by [`MAX_BODY_BYTES`].
   body_bytes: u64,
+  recorder: Option<Recorder>,
   /// The wire's own bound on the whole request: once it passes, the pending read fails with the
   /// wire's text (as the reference's aborted fetch or body read does).
   bound: Option<(tokio::time::Instant, &'static str)>,
@@ -897,6 +928,50 @@ pub fn bounded_error_message(message: String, body_cut: bool) -> String {
     format!("{} bytes", message.len())
   };
   format!("{}… [truncated by pi-native: first {end} of {total}]", &message[..end])
+}
+
+/// The request failed because the connection closed (FIN, RST) after it was sent and before any
+/// response byte: the signature of a keep-alive connection the server dropped as it was reused.
+/// Connect failures and timeouts are not.
+fn closed_before_response(e: &reqwest::Error) -> bool {
+  if e.is_connect() || e.is_timeout() || e.is_builder() || e.is_redirect() || e.is_status() {
+    return false;
+  }
+  let mut source = std::error::Error::source(e);
+  while let Some(s) = source {
+    if let Some(io) = s.downcast_ref::<std::io::Error>() {
+      use std::io::ErrorKind::*;
+      if matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof) {
+        return true;
+      }
+    }
+    let text = s.to_string();
+    if text.contains("connection closed before message completed") || text.contains("connection reset") {
+      return true;
+    }
+    source = s.source();
+  }
+  false
+}
+
+/// A failed transport as the JS SDKs report it (`Connection error.`, `terminated`, ...), with what
+/// went wrong underneath as `cause` (the error chain below reqwest's own text, which would name
+/// the URL: `connection closed before message completed`, `Connection reset by peer`, ...).
+fn transport_error(api: &str, e: &reqwest::Error) -> ChatError {
+  let mut error = ChatError::plain(wire_transport_message(api, e));
+  let mut parts: Vec<String> = Vec::new();
+  let mut source = std::error::Error::source(e);
+  while let Some(s) = source {
+    let text = s.to_string();
+    if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+      parts.push(text);
+    }
+    source = s.source();
+  }
+  if !parts.is_empty() {
+    error.extra.insert("cause".into(), json!(parts.join(": ")));
+  }
+  error
 }
 
 /// [`transport_message`] in the words of the wire's client (`fetch failed` for plain fetch).
@@ -929,7 +1004,12 @@ fn transport_message(e: &reqwest::Error) -> String {
 }
 
 impl EventSource {
-  fn new(client: &reqwest::Client, api: &str, request: super::types::HttpRequest) -> EventSource {
+  fn new(
+    client: &reqwest::Client,
+    api: &str,
+    request: super::types::HttpRequest,
+    recorder: Option<Recorder>,
+  ) -> EventSource {
     EventSource {
       client: client.clone(),
       api: api.to_string(),
@@ -940,6 +1020,7 @@ impl EventSource {
       queue: VecDeque::new(),
       ended: false,
       body_bytes: 0,
+      recorder,
       bound: None,
     }
   }
@@ -956,6 +1037,7 @@ impl EventSource {
     api: &str,
     request: super::types::HttpRequest,
     response_meta: &mut Option<ResponseMeta>,
+    recorder: &mut Option<Recorder>,
   ) -> Result<futures_util::stream::BoxStream<'static, Result<bytes::Bytes, reqwest::Error>>, ChatError> {
     // JSON.stringify's text (key order, numbers, lone surrogates as escapes), as pi-ai sends it.
     let mut body = wire::transform::js_stringify(&request.body).into_bytes();
@@ -971,16 +1053,30 @@ impl EventSource {
     for (k, v) in &request.headers {
       builder = builder.header(k.as_str(), v.as_str());
     }
-    let response = builder
-      .send()
-      .await
-      .map_err(|e| ChatError::plain(wire_transport_message(api, &e)))?;
+    // A pooled keep-alive connection the server closes just as the request arrives fails before
+    // any response byte (or gets Node's 408 for it); the server never handled the request. It is
+    // sent again once, at once, on a fresh connection: not a retry attempt.
+    let mut resent = false;
+    let response = loop {
+      let Some(this) = builder.try_clone() else {
+        break builder.send().await.map_err(|e| transport_error(api, &e))?;
+      };
+      match this.send().await {
+        Ok(r) if r.status().as_u16() == 408 && !resent => resent = true,
+        Ok(r) => break r,
+        Err(e) if !resent && closed_before_response(&e) => resent = true,
+        Err(e) => return Err(transport_error(api, &e)),
+      }
+    };
     let status = response.status().as_u16();
     let headers: Vec<(String, String)> = response
       .headers()
       .iter()
       .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
       .collect();
+    if let Some(r) = recorder.as_mut() {
+      r.response(status, &headers);
+    }
     *response_meta = Some(ResponseMeta::from_headers(
       status,
       headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
@@ -991,6 +1087,9 @@ impl EventSource {
       while let Some(chunk) = stream.next().await {
         match chunk {
           Ok(b) => {
+            if let Some(r) = recorder.as_mut() {
+              r.body(&b);
+            }
             text.extend_from_slice(&b);
             if text.len() > MAX_ERROR_BODY {
               break;
@@ -1049,7 +1148,7 @@ impl EventSource {
         return Ok(Some(e));
       }
       if let Some(request) = self.request.take() {
-        self.body = Some(EventSource::open(&self.client, &self.api, request, meta).await?);
+        self.body = Some(EventSource::open(&self.client, &self.api, request, meta, &mut self.recorder).await?);
         self.queue.push_back(StreamEvent::Start);
         continue;
       }
@@ -1067,17 +1166,20 @@ impl EventSource {
       match body.next().await {
         Some(Ok(bytes)) => {
           self.body_bytes += bytes.len() as u64;
+          if let Some(r) = self.recorder.as_mut() {
+            r.body(&bytes);
+          }
           if self.body_bytes > MAX_BODY_BYTES {
             return Err(ChatError::too_large("body", MAX_BODY_BYTES));
           }
           self.pending = bytes
         }
         Some(Err(e)) => {
-          return Err(ChatError::plain(if e.is_decode() || e.is_body() {
-            "terminated".to_string()
-          } else {
-            wire_transport_message(&self.api, &e)
-          }))
+          let mut error = transport_error(&self.api, &e);
+          if e.is_decode() || e.is_body() {
+            error.message = "terminated".to_string();
+          }
+          return Err(error);
         }
         None => {
           self.ended = true;
@@ -1284,7 +1386,11 @@ pub async fn run_chat(client: reqwest::Client, req: ChatRequest, outbox: &Outbox
       if cancel.is_cancelled() && !e.is_abort() {
         e = ChatError::abort();
       }
-      e.message = redact(&e.message, &secrets(&req.config));
+      let keys = secrets(&req.config);
+      e.message = redact(&e.message, &keys);
+      if let Some(Value::String(cause)) = e.extra.get_mut("cause") {
+        *cause = redact(cause, &keys);
+      }
       outbox.close(Some(e));
     }
   }
@@ -1348,6 +1454,7 @@ async fn stream_chat(
     .unwrap_or_default();
   let mut run = Run {
     client,
+    record: req.record.as_deref(),
     out: Out { outbox, cancel },
     options: &req.options,
     context,

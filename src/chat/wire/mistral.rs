@@ -1631,6 +1631,7 @@ mod tests {
         config[k] = v.clone();
       }
       let req = ChatRequest {
+        record: None,
         config,
         models: Arc::new(vec![]),
         messages: vec![json!({"role": "user", "content": "hi"})],
