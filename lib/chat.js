@@ -163,6 +163,8 @@ export class PiNativeChatService {
 
   async *streamChat(messages, tools, signal, options) {
     checkChatInput(this.#config, messages, tools, options)
+    // Already aborted: nothing is started (no request can leave before the cancel lands).
+    if (signal?.aborted) throw toError({ name: 'AbortError', message: 'Aborted', replayBoundaryCrossed: false })
     const request = JSON.stringify({
       record: this.#record,
       config: wireConfig(this.#config),
@@ -177,8 +179,7 @@ export class PiNativeChatService {
     // listener from a long-lived signal.
     const ref = new WeakRef(handle)
     const onAbort = () => ref.deref()?.cancel()
-    if (signal?.aborted) handle.cancel()
-    else if (signal) {
+    if (signal) {
       signal.addEventListener('abort', onAbort, { once: true })
       abandoned.register(handle, { signal, onAbort }, handle)
     }
