@@ -16,7 +16,13 @@
 //! does. The outcome is settled at `[DONE]` or at the end of the body.
 //!
 //! The whole request is bounded by `timeout`, 60 s when it is unset: the transport applies
-//! [`DEFAULT_REQUEST_BOUND_MS`] (see `wire::default_request_bound_ms`).
+//! [`DEFAULT_REQUEST_BOUND_MS`] (see `wire::default_request_bound`); the bound fails the pending read
+//! (so a stall warning recovers first, as in the reference) with [`REQUEST_BOUND_MESSAGE`].
+//!
+//! Reference quirks kept on purpose (spec §8), since the recorded runs and Blade's retry rules
+//! depend on them: the 60 s bound without `timeout` (5); earlier reasoning replayed as thinking
+//! content (6); tool calls reported only when the stream ends (as 7 for Chat Completions); empty
+//! text deltas forwarded and counting as output (8); `reasoning_effort: "high"` for any level.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
