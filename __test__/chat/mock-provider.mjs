@@ -8,8 +8,9 @@
 // Listens on 127.0.0.1 (ephemeral port) and never opens a connection itself. It closes by itself after
 // `ttlMs` (default 30 s) so a forgotten mock cannot keep a test process alive.
 //
-// The dialect is chosen by the request path (see dialectForPath; Google's `…:streamGenerateContent`
-// paths answer in its `alt=sse` shape), the scenario by the `x-mock-scenario`
+// The dialect is chosen by the request path (see dialectForPath; Mistral's native endpoint is
+// served under /mistral/…/v1/chat/completions, Google's `…:streamGenerateContent` paths answer in
+// its `alt=sse` shape), the scenario by the `x-mock-scenario`
 // request header (default `full`). Scenario tokens (combine with "+", e.g. `text+slow:50`):
 //   full | text | length | stream:<n>       body kind (default full)
 //   http429 | http500 | http503 | http400 | context | noretry503    error status instead of a stream
@@ -49,6 +50,7 @@ export const MOCK_TURN = Object.freeze({
     responsesItem: "fc_mock1",
     anthropicToolUse: "toolu_01Mock",
     googleSignature: "bW9jay10aG91Z2h0LXNpZ25hdHVyZQ==",
+    mistralCall: "D681PevKs",
   },
 });
 
@@ -71,6 +73,8 @@ export const MOCK_ERRORS = ERRORS;
 
 /** Path → dialect. `dialect` is what the request record carries (same names as the reference recordings). */
 export function dialectForPath(pathname) {
+  // Mistral's native endpoint is Chat Completions-shaped; the reference harness served it under /mistral.
+  if (pathname.startsWith("/mistral/") && pathname.endsWith("/v1/chat/completions")) return "mistral";
   if (pathname.endsWith("/chat/completions")) return "openai-completions";
   if (pathname.endsWith("/codex/responses")) return "openai-codex-responses";
   if (pathname.endsWith("/responses")) return "openai-responses"; // incl. Azure's /openai/v1/responses
@@ -361,12 +365,47 @@ function googleScript(body, ctx) {
   return frames.map((f) => ({ ...f, crlf: true }));
 }
 
+// Mistral's native stream (spec §5.7): data-only frames; thinking arrives as content arrays
+// ({type:"thinking", thinking:[{type:"text",text}]}), text as plain strings; the first (role) and the
+// last (finish + usage) chunks carry an empty string content, which clients forward as deltas
+// (spec §5.9). Tool-call fragments repeat the call's id and index (the key a client groups them by).
+function mistralScript(body, ctx) {
+  const model = ctx.model ?? "mistral-mock";
+  const base = { id: `cmpl-mock${ctx.seq}`, object: "chat.completion.chunk", created: CREATED_S, model };
+  const chunk = (delta, finish = null, extra = {}) => ({ data: { ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...extra } });
+  const frames = [chunk({ role: "assistant", content: "" })];
+  if (body === "full") {
+    for (const text of MOCK_TURN.reasoning) frames.push(chunk({ content: [{ type: "thinking", thinking: [{ type: "text", text }] }] }));
+  }
+  for (const t of textPieces(body, ctx.n)) frames.push({ ...chunk({ content: t }), tag: "text" });
+  let finish = body === "length" ? "length" : "stop";
+  if (body === "full") {
+    for (const piece of MOCK_TURN.toolArgs) {
+      frames.push(chunk({ tool_calls: [{ id: MOCK_TURN.ids.mistralCall, type: "function", index: 0, function: { name: MOCK_TURN.toolName, arguments: piece } }] }));
+    }
+    finish = "tool_calls";
+  }
+  frames.push(
+    chunk({ content: "" }, finish, {
+      usage: {
+        prompt_tokens: MOCK_USAGE.promptTokens,
+        completion_tokens: MOCK_USAGE.outputTokens,
+        total_tokens: MOCK_USAGE.totalTokens,
+        prompt_tokens_details: { cached_tokens: MOCK_USAGE.cachedTokens },
+      },
+    }),
+  );
+  frames.push({ data: "[DONE]" });
+  return frames;
+}
+
 const SCRIPTS = {
   google: googleScript,
   "openai-completions": completionsScript,
   "openai-responses": responsesScript,
   "openai-codex-responses": responsesScript,
   "anthropic-messages": anthropicScript,
+  mistral: mistralScript,
 };
 
 /** The SSE frames the mock sends for a dialect and body kind (exported for tests and fixtures). */
@@ -511,7 +550,7 @@ export async function startMockProvider(options = {}) {
 
     record.status = 200;
     res.writeHead(200, {
-      "content-type": dialect === "openai-completions" ? "text/event-stream" : "text/event-stream; charset=utf-8",
+      "content-type": dialect === "openai-completions" || dialect === "mistral" ? "text/event-stream" : "text/event-stream; charset=utf-8",
       "cache-control": "no-cache",
       "x-request-id": `req_mock_${record.seq}`,
     });

@@ -54,6 +54,7 @@ const PATHS: Record<string, string> = {
   "openai-codex-responses": "/backend-api/codex/responses",
   "anthropic-messages": "/v1/messages",
   google: "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+  mistral: "/mistral/v1/chat/completions",
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -103,7 +104,36 @@ function project(dialect: string, events: SseEvent[], rate: Cost): { chunks: Any
   const chunks: Any[] = [];
   let usage: Usage | undefined;
   let finish: string | undefined;
-  if (dialect === "openai-completions") {
+  if (dialect === "mistral") {
+    // Tool calls keyed by id and index, ended with the stream; empty text deltas are forwarded.
+    const calls = new Map<string, { id: string; name: string; args: string }>();
+    for (const { data } of events) {
+      if (data === "[DONE]") break;
+      const c = JSON.parse(data);
+      if (c.usage) {
+        const cached = Math.min(c.usage.prompt_tokens, c.usage.prompt_tokens_details?.cached_tokens ?? 0);
+        const input = c.usage.prompt_tokens - cached;
+        usage = { input, output: c.usage.completion_tokens, cacheRead: cached, cacheWrite: 0, total: c.usage.total_tokens };
+      }
+      const choice = c.choices[0];
+      if (!choice) continue;
+      if (choice.finish_reason) finish = { stop: "stop", length: "length", model_length: "length", tool_calls: "toolUse" }[choice.finish_reason as string];
+      const content = choice.delta.content;
+      for (const item of typeof content === "string" ? [content] : (content ?? [])) {
+        if (typeof item === "string") chunks.push({ content: item });
+        else if (item.type === "thinking") chunks.push({ reasoningContent: item.thinking.map((p: Any) => p.text).join("") });
+        else if (item.type === "text") chunks.push({ content: item.text });
+      }
+      for (const tc of choice.delta.tool_calls ?? []) {
+        const key = `${tc.id}:${tc.index ?? 0}`;
+        const call = calls.get(key) ?? { id: tc.id, name: tc.function.name, args: "" };
+        call.args += typeof tc.function.arguments === "string" ? tc.function.arguments : JSON.stringify(tc.function.arguments);
+        calls.set(key, call);
+      }
+    }
+    [...calls.values()].forEach((c, i) => chunks.push(toolChunk(i, c.id, c.name, c.args)));
+    if (!finish) return { chunks, error: "Mistral stream ended without a finish reason" };
+  } else if (dialect === "openai-completions") {
     const calls = new Map<number, { id: string; name: string; args: string }>();
     for (const { data } of events) {
       if (data === "[DONE]") continue;
@@ -229,7 +259,8 @@ describe("mock provider: dialects answer `full` with well-formed SSE", () => {
 
   it("chooses the dialect by path", () => {
     expect(dialectForPath("/v1/chat/completions")).toBe("openai-completions");
-    expect(dialectForPath("/mistral/v1/chat/completions")).toBe("openai-completions");
+    expect(dialectForPath("/mistral/v1/chat/completions")).toBe("mistral");
+    expect(dialectForPath("/mistral/chat/completions")).toBe("openai-completions");
     expect(dialectForPath("/v1/responses")).toBe("openai-responses");
     expect(dialectForPath("/openai/v1/responses")).toBe("openai-responses");
     expect(dialectForPath("/backend-api/codex/responses")).toBe("openai-codex-responses");
@@ -398,20 +429,69 @@ describe("mock provider: dialects answer `full` with well-formed SSE", () => {
     });
   });
 
+  it("Mistral: data-only frames, empty first content, thinking arrays, text strings, keyed tool-call fragments, finish + usage, [DONE]", async () => {
+    const res = await post(mock, PATHS.mistral as string, "full", { model: "magistral-medium-latest" });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    const text = await res.text();
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    const events = parseSse(text);
+    expect(events.every((e) => e.event === undefined)).toBe(true);
+    const shape = events.map(({ data }) => {
+      if (data === "[DONE]") return "DONE";
+      const c = JSON.parse(data);
+      expect(c).toMatchObject({ id: expect.stringMatching(/^cmpl-mock\d+$/), object: "chat.completion.chunk", model: "magistral-medium-latest" });
+      const [ch] = c.choices;
+      if (ch.finish_reason) return `finish:${ch.finish_reason}:${JSON.stringify(ch.delta.content)}`;
+      if (ch.delta.role) return `role:${JSON.stringify(ch.delta.content)}`;
+      if (ch.delta.tool_calls) return `tool:${ch.delta.tool_calls[0].id}:${ch.delta.tool_calls[0].index}`;
+      return Array.isArray(ch.delta.content) ? ch.delta.content[0].type : "text";
+    });
+    expect(shape).toEqual([
+      'role:""',
+      "thinking",
+      "thinking",
+      "text",
+      "text",
+      "tool:D681PevKs:0",
+      "tool:D681PevKs:0",
+      "tool:D681PevKs:0",
+      "tool:D681PevKs:0",
+      'finish:tool_calls:""',
+      "DONE",
+    ]);
+    expect(JSON.parse(events.at(-2)?.data as string).usage).toEqual({
+      prompt_tokens: 1200,
+      completion_tokens: 85,
+      total_tokens: 1285,
+      prompt_tokens_details: { cached_tokens: 1024 },
+    });
+    const rate = { input: 1, output: 1, cacheRead: 1, cacheWrite: 0 };
+    expect(project("mistral", events, rate).chunks.slice(0, -2)).toEqual([
+      { content: "" },
+      ...MOCK_TURN.reasoning.map((reasoningContent) => ({ reasoningContent })),
+      ...MOCK_TURN.text.map((content) => ({ content })),
+      { content: "" },
+    ]);
+  });
+
   it.each(Object.keys(PATHS))("%s: text, length and stream:N bodies project to the expected chunks", async (key) => {
     const dialect = dialectForPath((PATHS[key] as string).split("?")[0] as string) as string;
     const rate = { input: 1, output: 1, cacheRead: 1, cacheWrite: 0 };
     // Google's last frame carries an empty text part with the finish reason (as recorded).
     const trailing = dialect === "google" ? [{ content: "" }] : [];
     const text = project(dialect, parseSse(await (await post(mock, PATHS[key] as string, "text")).text()), rate);
-    expect(text.chunks.slice(0, -1)).toEqual([...MOCK_TURN.text.map((content) => ({ content })), ...trailing]);
+    // Mistral's first and last chunks carry an empty content string (forwarded as deltas).
+    const empty = dialect === "mistral" ? [{ content: "" }] : [];
+    expect(text.chunks.slice(0, -1)).toEqual([...empty, ...MOCK_TURN.text.map((content) => ({ content })), ...empty, ...trailing]);
     expect(text.chunks.at(-1).finishReason).toBe("stop");
     const length = project(dialect, parseSse(await (await post(mock, PATHS[key] as string, "length")).text()), rate);
     expect(length.chunks.at(-1).finishReason).toBe("length");
     const many = project(dialect, parseSse(await (await post(mock, PATHS[key] as string, "stream:500")).text()), rate);
-    expect(many.chunks).toHaveLength(501 + trailing.length);
-    expect(many.chunks[499]).toEqual({ content: "t499 " });
-    expect(many.chunks.at(-1)).toMatchObject({ finishReason: "stop", usage: { promptTokens: 1200, completionTokens: 85 } });
+    const real = many.chunks.filter((c: Any) => c.content !== "");
+    expect(real).toHaveLength(501);
+    expect(real[499]).toEqual({ content: "t499 " });
+    expect(real[500]).toMatchObject({ finishReason: "stop", usage: { promptTokens: 1200, completionTokens: 85 } });
   });
 
   it("mockScript exposes the same frames the server sends", async () => {
@@ -517,7 +597,7 @@ describe("mock provider: truncation and timing scenarios", () => {
     expect(eof.status).toBe(200);
     expect(eof.headers.get("content-type")).toBe("text/event-stream");
     expect(await eof.text()).toBe("");
-    for (const path of ["/v1/chat/completions", "/v1/responses", "/v1/messages"]) {
+    for (const path of ["/v1/chat/completions", "/v1/responses", "/v1/messages", "/mistral/v1/chat/completions"]) {
       const events = parseSse(await (await post(mock, path, "eof-after-text")).text());
       const last = JSON.parse(events.at(-1)?.data as string);
       const lastText = last.choices?.[0]?.delta?.content ?? last.delta?.text ?? last.delta;
@@ -678,13 +758,11 @@ describe("mock provider: request recording", () => {
 // ---------------------------------------------------------------------------------------------------
 
 const FIXTURES = chatFixtureNames();
-/** The mock's dialect for a wire API, where the name differs. */
-const DIALECT_OF_API: Record<string, string> = { "azure-openai-responses": "openai-responses", "google-generative-ai": "google" };
 const TIMING = new Set(["hang", "slow:300"]); // covered by the timing tests above, not replayed
 
 describe("chat fixtures", () => {
   it("cover every ported case and never carry telemetry headers", () => {
-    expect(FIXTURES.length).toBe(40);
+    expect(FIXTURES.length).toBe(43);
     for (const name of FIXTURES) {
       const f = loadChatFixture(name);
       expect(f.name).toBe(name);
@@ -756,10 +834,13 @@ describe("chat fixtures", () => {
         }
         const qs = new URLSearchParams(r.query).toString();
         const res = await fetch(`${mock.baseUrl}${r.path}${qs ? `?${qs}` : ""}`, { method: r.method, headers, body });
-        const model = f.models.find((m: Any) => (DIALECT_OF_API[m.api] ?? m.api) === r.dialect);
+        const dialectOf = (api: string) =>
+          ({ "azure-openai-responses": "openai-responses", "mistral-conversations": "mistral", "google-generative-ai": "google" })[api] ?? api;
+        const model = f.models.find((m: Any) => dialectOf(m.api) === r.dialect);
         if (res.status !== 200) {
           const err = await res.json();
-          lastError = `${res.status}: ${JSON.stringify(err.error)}`; // the Chat Completions error text (spec §5.11)
+          // The Chat Completions error text (spec §5.11); Mistral's quotes the whole body.
+          lastError = r.dialect === "mistral" ? `Mistral API error (${res.status}): ${JSON.stringify(err)}` : `${res.status}: ${JSON.stringify(err.error)}`;
           continue;
         }
         const out = project(r.dialect, parseSse(await res.text()), model.cost);

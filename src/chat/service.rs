@@ -717,8 +717,14 @@ impl Run<'_> {
       let request = adapter
         .build_request(model, context, &wire_opts)
         .map_err(ChatError::plain)?;
+      // A wire's own bound on the whole request when no `timeout` is set (Mistral: 60 s); with a
+      // `timeout`, the attempt deadline above ends the request first.
+      let bound = request_timeout
+        .is_none()
+        .then(|| wire::default_request_bound(&model.api))
+        .flatten();
       let recorder = record.and_then(|dir| Recorder::start(dir, model, &request));
-      let mut source = EventSource::new(client, &model.api, request, recorder);
+      let mut source = EventSource::new(client, &model.api, request, recorder).with_bound(bound);
       let mut parser = adapter.parser(model, &wire_opts);
       let warning = resolve_stream_stall_warning_ms(idle_ms, None);
       let mut stall_count = 0u32;
@@ -895,6 +901,9 @@ struct EventSource {
   /// Body bytes read so far (after content decoding), bounded by [`MAX_BODY_BYTES`].
   body_bytes: u64,
   recorder: Option<Recorder>,
+  /// The wire's own bound on the whole request: once it passes, the pending read fails with the
+  /// wire's text (as the reference's aborted fetch or body read does).
+  bound: Option<(tokio::time::Instant, &'static str)>,
 }
 
 /// True when a URL carries `user[:password]@` (sent as Basic auth, replacing the API key).
@@ -945,12 +954,11 @@ fn closed_before_response(e: &reqwest::Error) -> bool {
   false
 }
 
-/// A failed transport as the JS SDKs report it (`Connection error.`, Google's `fetch failed`,
-/// `terminated`, ...), with what went wrong underneath as `cause` (the error chain below reqwest's
-/// own text, which would name the URL: `connection closed before message completed`, `Connection
-/// reset by peer`, ...).
+/// A failed transport as the JS SDKs report it (`Connection error.`, `terminated`, ...), with what
+/// went wrong underneath as `cause` (the error chain below reqwest's own text, which would name
+/// the URL: `connection closed before message completed`, `Connection reset by peer`, ...).
 fn transport_error(api: &str, e: &reqwest::Error) -> ChatError {
-  let mut error = ChatError::plain(provider_transport_message(api, e));
+  let mut error = ChatError::plain(wire_transport_message(api, e));
   let mut parts: Vec<String> = Vec::new();
   let mut source = std::error::Error::source(e);
   while let Some(s) = source {
@@ -964,6 +972,16 @@ fn transport_error(api: &str, e: &reqwest::Error) -> ChatError {
     error.extra.insert("cause".into(), json!(parts.join(": ")));
   }
   error
+}
+
+/// [`transport_message`] in the words of the wire's client (`fetch failed` for plain fetch).
+fn wire_transport_message(api: &str, e: &reqwest::Error) -> String {
+  let message = transport_message(e);
+  if message == "Connection error." {
+    wire::connection_error_message(api).to_string()
+  } else {
+    message
+  }
 }
 
 /// Text a failed transport reports (what the JS SDKs surface for connection failures).
@@ -985,17 +1003,6 @@ fn transport_message(e: &reqwest::Error) -> String {
   }
 }
 
-/// [`transport_message`] for a provider request: a failed connection is worded the way the API's
-/// SDK words it.
-fn provider_transport_message(api: &str, e: &reqwest::Error) -> String {
-  let message = transport_message(e);
-  if message == "Connection error." {
-    wire::connection_error_message(api).to_string()
-  } else {
-    message
-  }
-}
-
 impl EventSource {
   fn new(
     client: &reqwest::Client,
@@ -1014,7 +1021,14 @@ impl EventSource {
       ended: false,
       body_bytes: 0,
       recorder,
+      bound: None,
     }
+  }
+
+  /// Bound the whole request to `ms` from now (see [`wire::default_request_bound`]).
+  fn with_bound(mut self, bound: Option<(u64, &'static str)>) -> EventSource {
+    self.bound = bound.map(|(ms, message)| (tokio::time::Instant::now() + Duration::from_millis(ms), message));
+    self
   }
 
   /// Send the request; a non-2xx response becomes the error its wire adapter would report.
@@ -1112,6 +1126,19 @@ impl EventSource {
 
   /// The next semantic event; `None` when the body ended without one.
   async fn next_event(
+    &mut self,
+    parser: &mut (dyn StreamParser + Send),
+    meta: &mut Option<ResponseMeta>,
+  ) -> Result<Option<StreamEvent>, ChatError> {
+    match self.bound {
+      Some((at, message)) => tokio::time::timeout_at(at, self.next_event_unbounded(parser, meta))
+        .await
+        .unwrap_or_else(|_| Err(ChatError::plain(message))),
+      None => self.next_event_unbounded(parser, meta).await,
+    }
+  }
+
+  async fn next_event_unbounded(
     &mut self,
     parser: &mut (dyn StreamParser + Send),
     meta: &mut Option<ResponseMeta>,
