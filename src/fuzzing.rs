@@ -337,6 +337,10 @@ pub fn stream(data: &[u8]) {
   parser.on_end(&mut out);
   // A second end (a transport that reports the close twice) must be harmless too.
   parser.on_end(&mut out);
+  // One stream, one outcome: at most one terminal event, and nothing after it.
+  if let Some(at) = out.iter().position(StreamEvent::is_terminal) {
+    assert_eq!(at + 1, out.len(), "events after the terminal {:?}", out[at]);
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -489,6 +493,10 @@ pub fn envelope(data: &[u8]) {
   let decodes = e.changes.iter().filter(|c| c.rule_id == "envelope.decode-json").count();
   if !limits.max_decode_attempts.is_nan() {
     assert!(decodes as f64 <= limits.max_decode_attempts);
+  }
+  if let (Value::Object(_), false) = (&input, e.limited) {
+    assert!(e.changes.is_empty() && e.candidates.is_empty());
+    assert_eq!(e.value.as_ref(), Some(&input), "an object envelope is itself");
   }
   if let Some(v) = &e.value {
     assert!(v.is_record(), "the recovered envelope is an object");
