@@ -965,3 +965,19 @@ fn deep_values_in_recursive_schemas_still_check() {
   assert_eq!(s.try_check(&v), Ok(true));
   assert_eq!(s.try_errors(&v, 8), Ok(vec![]));
 }
+
+#[test]
+fn ref_fragments_with_a_percent_before_a_multibyte_character() {
+  // Found by fuzzing (target `pipeline`): percent-decoding a `$ref` fragment sliced the string
+  // inside the character after a `%` and panicked.
+  for text in [r##"{"$ref":"#%é"}"##, r##"{"$ref":"#/%é%"}"##, r##"{"$ref":"#/a%1é"}"##] {
+    let s = Schema::compile(&decode(&parse(text))).unwrap();
+    let _ = s.try_check(&Value::Null);
+  }
+  // Escapes still decode (two hex digits; a sign is not a digit).
+  let text = r##"{"$defs":{"é":{"type":"string"},"%+1":{"type":"number"}},"properties":{"a":{"$ref":"#/$defs/%C3%A9"},"b":{"$ref":"#/$defs/%+1"}}}"##;
+  let s = Schema::compile(&decode(&parse(text))).unwrap();
+  assert!(s.check(&decode(&parse(r#"{"a":"x","b":1}"#))));
+  assert!(!s.check(&decode(&parse(r#"{"a":1}"#))));
+  assert!(!s.check(&decode(&parse(r#"{"b":"x"}"#))));
+}
