@@ -400,6 +400,7 @@ function rethrow(error, ctx, input) {
       throw new DOMException('The value could not be cloned.', 'DataCloneError')
     }
     if (message.startsWith('\u0000type:')) throw new TypeError(message.slice(6))
+    if (message.startsWith('\u0000range:')) throw new RangeError(message.slice(7))
     if (message.startsWith('\u0000regex:')) {
       // "flags NUL source NUL reason": V8 throws its own SyntaxError for the same expression.
       const body = message.slice(7)

@@ -9,8 +9,9 @@ mod handles;
 mod repair;
 
 /// Panics are turned into JS errors at every entry point; keep the default hook from printing a
-/// backtrace (with whatever text the panic carried) into a host's terminal UI.
-#[cfg(not(test))]
+/// backtrace (with whatever text the panic carried) into a host's terminal UI. Fuzz builds keep
+/// the default hook: a crash report needs the panic's message.
+#[cfg(not(any(test, fuzzing)))]
 #[napi_derive::module_init]
 fn quiet_panics() {
   // Only the file name and line: a full path would name the build machine's folders.

@@ -37,6 +37,7 @@ fn map_err(e: RepairError) -> Error {
     RepairError::DataClone => Error::new(Status::GenericFailure, "\u{0}dataclone"),
     RepairError::InvalidRegex(src) => Error::new(Status::GenericFailure, format!("\u{0}regex:{src}")),
     RepairError::TypeError(m) => Error::new(Status::GenericFailure, format!("\u{0}type:{m}")),
+    RepairError::RangeError(m) => Error::new(Status::GenericFailure, format!("\u{0}range:{m}")),
     RepairError::Config(m) => invalid(m),
   }
 }

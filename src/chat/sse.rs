@@ -65,9 +65,10 @@ impl SseDecoder {
     if self.data.len() > self.max_line.saturating_mul(4) {
       return Err(SseError::EventTooLarge(self.max_line.saturating_mul(4)));
     }
-    if self.pending_cr {
+    // An empty chunk leaves a pending CR pending: the LF may still come.
+    if self.pending_cr && !bytes.is_empty() {
       self.pending_cr = false;
-      if bytes.first() == Some(&b'\n') {
+      if bytes[0] == b'\n' {
         bytes = &bytes[1..];
       }
     }
@@ -216,6 +217,15 @@ mod tests {
     let out = decode_chunks(&[b"data: a\r", b"\n\r", b"\ndata: b\r\r", b"data:c\n\n"]);
     let data: Vec<_> = out.iter().map(|e| e.data.as_str()).collect();
     assert_eq!(data, ["a", "b", "c"]);
+  }
+
+  #[test]
+  fn empty_chunk_between_cr_and_lf() {
+    // Found by fuzzing (target `sse`): an empty chunk dropped the pending CR, so the LF after it
+    // read as a blank line and dispatched the event early.
+    let out = decode_chunks(&[b"data: a\r", b"", b"\ndata: b\n\n"]);
+    let data: Vec<_> = out.iter().map(|e| e.data.as_str()).collect();
+    assert_eq!(data, ["a\nb"]);
   }
 
   #[test]

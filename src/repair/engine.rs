@@ -7,7 +7,7 @@ use super::jsnum::number_to_string;
 use super::json;
 use super::preprocess::StructuralImpl;
 use super::report;
-use super::schema::{ConvertError, Issue, RegexFault, Schema};
+use super::schema::{ConvertError, Issue, RegexFault, Schema, SchemaFault, STACK_OVERFLOW_MESSAGE};
 use super::tables::fold_flat_edit_fields;
 use super::text::js_trim;
 use super::value::{Obj, Value};
@@ -351,10 +351,14 @@ fn rename_aliased_field(rec: &mut Obj, key: &str, tool: &str, config: &LegacyCon
   None
 }
 
-/// A schema regular expression that does not compile, reached by the value: JS throws its
-/// SyntaxError here. Payload: `flags NUL source NUL reason` (the facade rebuilds V8's error).
-fn regex_error(f: RegexFault) -> RepairError {
-  RepairError::InvalidRegex(format!("{}\u{0}{}\u{0}{}", f.flags, f.source, f.reason))
+/// Where JS throws while evaluating the schema. A schema regular expression that does not
+/// compile, reached by the value: its SyntaxError, payload `flags NUL source NUL reason` (the
+/// facade rebuilds V8's error). A schema that recurses without end: the stack-overflow RangeError.
+fn regex_error(f: SchemaFault) -> RepairError {
+  match f {
+    SchemaFault::Regex(f) => RepairError::InvalidRegex(format!("{}\u{0}{}\u{0}{}", f.flags, f.source, f.reason)),
+    SchemaFault::TooDeep => RepairError::RangeError(STACK_OVERFLOW_MESSAGE.into()),
+  }
 }
 
 /// The schema-repair stage. `input` is the preprocessed value.
@@ -503,7 +507,10 @@ pub fn repair_schema_input(
   }
 
   let probe = schema.convert(current).map_err(|e| match e {
-    ConvertError::InvalidRegex { source, flags, reason } => regex_error(RegexFault { source, flags, reason }),
+    ConvertError::InvalidRegex { source, flags, reason } => {
+      regex_error(SchemaFault::Regex(RegexFault { source, flags, reason }))
+    }
+    ConvertError::TooDeep => regex_error(SchemaFault::TooDeep),
   })?;
   if schema.try_check(&probe).map_err(regex_error)? {
     if changes.is_empty() {
@@ -549,6 +556,22 @@ mod tests {
     );
     assert_eq!(unwrap_markdown_auto_links("[a\nb](http://a)"), "[a\nb](http://a)");
     assert_eq!(unwrap_markdown_auto_links("[x](http://x y)"), "[x](http://x y)");
+  }
+
+  #[test]
+  fn endless_schema_recursion_throws_a_range_error() {
+    // Fuzz target `pipeline`: the schema-repair stage's first Check on a schema that recurses
+    // without end throws JS's RangeError (it used to overflow the native stack and abort).
+    let schema = Schema::compile(&crate::repair::json::parse(r##"{"$ref":"#"}"##).unwrap()).unwrap();
+    let input = crate::obj! { "path" => Value::str("a") };
+    let r = repair_schema_input(
+      "read",
+      &schema,
+      &input,
+      &LegacyConfig::default(),
+      &mut crate::repair::host::NoHost,
+    );
+    assert_eq!(r.err(), Some(RepairError::RangeError(STACK_OVERFLOW_MESSAGE.into())));
   }
 
   #[test]

@@ -82,6 +82,10 @@ pub enum RepairError {
   /// A JS `TypeError` the reference throws at the same point (e.g. `JSON.stringify` of a BigInt).
   #[error("{0}")]
   TypeError(String),
+  /// A JS `RangeError` the reference throws at the same point (its stack overflowing on a schema
+  /// that recurses without end).
+  #[error("{0}")]
+  RangeError(String),
   /// Bad configuration handed to the core.
   #[error("{0}")]
   Config(String),

@@ -24,17 +24,33 @@ use crate::repair::value::{Obj, Opaque, Value};
 /// TypeBox's default `Settings.maxErrors`: `Value.Errors` never returns more entries than this.
 pub const TYPEBOX_MAX_ERRORS: usize = 8;
 
+/// Deepest nesting of schema evaluations and conversions (each `eval` / Convert step below
+/// another) before they stop with JS's `RangeError: Maximum call stack size exceeded`. Only a
+/// schema that recurses without end (a `$ref` cycle that never descends into the value) or a
+/// value nested over a thousand levels into a recursive schema gets there; TypeBox overflows V8's
+/// stack on those too. A step takes at most about 1 KiB of native stack in release builds, so the
+/// bound keeps a call under about 2.5 MiB (a Node main thread has 8 MiB, a worker 4 MiB).
+pub const MAX_EVAL_DEPTH: usize = 2_500;
+
 pub(crate) fn check(schema: &Schema, root: NodeId, value: &Value) -> bool {
-  let ev = Eval { schema };
-  if schema.tracks_evaluation {
+  check_bounded(schema, root, value, 0).unwrap_or(false)
+}
+
+/// [`check`] starting `depth` steps deep (inside a Convert), or `None` when evaluation ran deeper
+/// than [`MAX_EVAL_DEPTH`] (the fault is recorded).
+pub(crate) fn check_bounded(schema: &Schema, root: NodeId, value: &Value, depth: usize) -> Option<bool> {
+  let ev = Eval::new(schema);
+  ev.depth.set(depth);
+  let ok = if schema.tracks_evaluation {
     ev.eval(root, value, &mut NoSink, &mut Track::new())
   } else {
     ev.eval(root, value, &mut NoSink, &mut NoAnn)
-  }
+  };
+  (!ev.overflowed.get()).then_some(ok)
 }
 
 pub(crate) fn errors(schema: &Schema, root: NodeId, value: &Value, limit: usize) -> Vec<Issue> {
-  let ev = Eval { schema };
+  let ev = Eval::new(schema);
   let mut sink = ErrSink {
     issues: Vec::new(),
     path: String::new(),
@@ -552,6 +568,10 @@ pub(crate) fn is_min_length(s: &str, min: f64) -> bool {
 
 pub(crate) struct Eval<'s> {
   pub schema: &'s Schema,
+  /// Evaluations currently nested (see [`MAX_EVAL_DEPTH`]).
+  depth: std::cell::Cell<usize>,
+  /// The depth bound was hit: every further evaluation fails at once (JS has thrown).
+  overflowed: std::cell::Cell<bool>,
 }
 
 macro_rules! step {
@@ -566,12 +586,31 @@ macro_rules! step {
 }
 
 impl<'s> Eval<'s> {
+  pub(crate) fn new(schema: &'s Schema) -> Eval<'s> {
+    Eval {
+      schema,
+      depth: std::cell::Cell::new(0),
+      overflowed: std::cell::Cell::new(false),
+    }
+  }
+
   pub(crate) fn eval<S: Sink, A: Ann>(&self, id: NodeId, v: &Value, s: &mut S, a: &mut A) -> bool {
-    match self.schema.node(id) {
+    let depth = self.depth.get();
+    if depth >= MAX_EVAL_DEPTH || self.overflowed.get() {
+      // The result no longer matters: the recorded fault makes the call fail as JS throws.
+      if !self.overflowed.replace(true) {
+        super::regex::record_too_deep();
+      }
+      return false;
+    }
+    self.depth.set(depth + 1);
+    let r = match self.schema.node(id) {
       Node::Bool(true) | Node::Other => true,
       Node::Bool(false) => s.report(|p| issue("boolean", p, "schema is false".into())),
       Node::Obj(n) => self.eval_obj(n, v, s, a),
-    }
+    };
+    self.depth.set(depth);
+    r
   }
 
   /// TypeBox's `*SchemaPushStack`: a new annotation frame, popped only when the child passes.

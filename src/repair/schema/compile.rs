@@ -610,14 +610,18 @@ fn property_matcher(key: &str, invalid: &mut Option<(String, String)>) -> KeyMat
   }
 }
 
+/// `%XX` escapes decoded (two hex digits each); anything else, or a result that is not UTF-8,
+/// is left as it was.
 fn percent_decode(s: &str) -> String {
   let b = s.as_bytes();
+  let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
   let mut out = Vec::with_capacity(b.len());
   let mut i = 0;
   while i < b.len() {
+    // Bytes, not `&s[..]`: a `%` may be followed by a multi-byte character.
     if b[i] == b'%' && i + 2 < b.len() {
-      if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-        out.push(v);
+      if let (Some(hi), Some(lo)) = (hex(b[i + 1]), hex(b[i + 2])) {
+        out.push(hi << 4 | lo);
         i += 3;
         continue;
       }

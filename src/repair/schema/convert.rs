@@ -4,6 +4,8 @@
 //! TypeBox's `value/convert/try`: each either produces the converted value or declines, in which
 //! case the input is kept.
 
+use std::cell::Cell;
+
 use super::check;
 use super::num::{big_to_i128, canonical_big, integral_f64_to_decimal};
 use super::{Conv, ConvertError, KeyMatcher, Node, NodeId, Schema};
@@ -15,11 +17,21 @@ const MAX_SAFE: i128 = 9_007_199_254_740_991;
 
 pub(crate) fn convert(schema: &Schema, root: NodeId, value: Value) -> Result<Value, ConvertError> {
   let mut ctx: Vec<(String, NodeId)> = Vec::new();
-  Converter { schema }.convert_node(root, value, &mut ctx)
+  let converter = Converter {
+    schema,
+    depth: Cell::new(0),
+    overflowed: Cell::new(false),
+  };
+  converter.convert_node(root, value, &mut ctx)
 }
 
 struct Converter<'s> {
   schema: &'s Schema,
+  /// Conversions currently nested; with the evaluations a union's Check nests below them, bounded
+  /// by [`check::MAX_EVAL_DEPTH`].
+  depth: Cell<usize>,
+  /// The bound was hit (here or in a Check a union made): everything fails at once.
+  overflowed: Cell<bool>,
 }
 
 fn big(text: impl Into<String>) -> Value {
@@ -164,10 +176,30 @@ fn same_primitive(a: &Value, b: &Value) -> bool {
 
 impl<'s> Converter<'s> {
   fn check(&self, id: NodeId, v: &Value) -> bool {
-    check::check(self.schema, id, v)
+    if self.overflowed.get() {
+      return false;
+    }
+    check::check_bounded(self.schema, id, v, self.depth.get()).unwrap_or_else(|| {
+      self.overflowed.set(true);
+      false
+    })
   }
 
   fn convert_node(&self, id: NodeId, value: Value, ctx: &mut Vec<(String, NodeId)>) -> Result<Value, ConvertError> {
+    let depth = self.depth.get();
+    if depth >= check::MAX_EVAL_DEPTH || self.overflowed.get() {
+      if !self.overflowed.replace(true) {
+        super::regex::record_too_deep();
+      }
+      return Err(ConvertError::TooDeep);
+    }
+    self.depth.set(depth + 1);
+    let out = self.convert_kind(id, value, ctx);
+    self.depth.set(depth);
+    out
+  }
+
+  fn convert_kind(&self, id: NodeId, value: Value, ctx: &mut Vec<(String, NodeId)>) -> Result<Value, ConvertError> {
     let Node::Obj(node) = self.schema.node(id) else {
       return Ok(value);
     };

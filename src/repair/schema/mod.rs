@@ -16,7 +16,7 @@ mod regex;
 
 use crate::repair::value::Value;
 
-pub use check::TYPEBOX_MAX_ERRORS;
+pub use check::{MAX_EVAL_DEPTH, TYPEBOX_MAX_ERRORS};
 pub use regex::RegexFault;
 
 /// A compiled schema: immutable, `Send + Sync`, reusable across calls.
@@ -56,6 +56,20 @@ pub struct Issue {
   pub message: String,
 }
 
+/// Why evaluating a schema failed where JS throws.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemaFault {
+  /// A schema regular expression that does not compile, reached by the value (a SyntaxError).
+  Regex(RegexFault),
+  /// Evaluation nested deeper than [`MAX_EVAL_DEPTH`]: a schema that recurses without end (a
+  /// `$ref` cycle that never descends into the value, Convert wrapping a value in arrays forever).
+  /// JS overflows its stack there (`RangeError: Maximum call stack size exceeded`).
+  TooDeep,
+}
+
+/// The message of JS's stack-overflow `RangeError`.
+pub const STACK_OVERFLOW_MESSAGE: &str = "Maximum call stack size exceeded";
+
 /// A failure while converting.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ConvertError {
@@ -64,6 +78,21 @@ pub enum ConvertError {
   /// SyntaxError). `source` is that expression text, e.g. `^a($`, so a JS caller can reproduce the
   /// exact SyntaxError with `new RegExp(source)`; `reason` is regress's description.
   InvalidRegex { source: String, flags: String, reason: String },
+  /// See [`SchemaFault::TooDeep`].
+  TooDeep,
+}
+
+impl From<SchemaFault> for ConvertError {
+  fn from(f: SchemaFault) -> ConvertError {
+    match f {
+      SchemaFault::Regex(f) => ConvertError::InvalidRegex {
+        source: f.source,
+        flags: f.flags,
+        reason: f.reason,
+      },
+      SchemaFault::TooDeep => ConvertError::TooDeep,
+    }
+  }
 }
 
 // Hand-written: thiserror would treat a field called `source` as the underlying error.
@@ -73,6 +102,7 @@ impl std::fmt::Display for ConvertError {
       ConvertError::InvalidRegex { source, flags, reason } => {
         write!(f, "Invalid regular expression: /{source}/{flags}: {reason}")
       }
+      ConvertError::TooDeep => f.write_str(STACK_OVERFLOW_MESSAGE),
     }
   }
 }
@@ -93,8 +123,8 @@ impl Schema {
   }
 
   /// `Value.Check(schema, value)`, failing where JS throws: a schema regular expression that does
-  /// not compile, reached by the value.
-  pub fn try_check(&self, value: &Value) -> Result<bool, RegexFault> {
+  /// not compile, reached by the value, or a schema that recurses without end.
+  pub fn try_check(&self, value: &Value) -> Result<bool, SchemaFault> {
     let _ = regex::take_fault();
     let ok = check::check(self, self.root, value);
     match regex::take_fault() {
@@ -113,7 +143,7 @@ impl Schema {
   }
 
   /// `errors`, failing where JS throws (see `try_check`).
-  pub fn try_errors(&self, value: &Value, limit: usize) -> Result<Vec<Issue>, RegexFault> {
+  pub fn try_errors(&self, value: &Value, limit: usize) -> Result<Vec<Issue>, SchemaFault> {
     let _ = regex::take_fault();
     let out = check::errors(self, self.root, value, limit);
     match regex::take_fault() {
@@ -127,12 +157,10 @@ impl Schema {
     let _ = regex::take_fault();
     let out = convert::convert(self, self.root, value);
     match (regex::take_fault(), out) {
+      // Running too deep stops everything; a fault met before it is what JS threw first.
+      (Some(f), Err(ConvertError::TooDeep)) => Err(f.into()),
       (_, Err(e)) => Err(e),
-      (Some(f), Ok(_)) => Err(ConvertError::InvalidRegex {
-        source: f.source,
-        flags: f.flags,
-        reason: f.reason,
-      }),
+      (Some(f), Ok(_)) => Err(f.into()),
       (None, Ok(v)) => Ok(v),
     }
   }

@@ -5,6 +5,7 @@
 //! `u`-flag expressions, raw UTF-16 code units otherwise. ASCII subjects (the common case) are
 //! matched directly without any conversion.
 
+use super::SchemaFault;
 use crate::repair::text::{code_points, is_plain, to_utf16};
 
 pub(crate) struct JsRegex {
@@ -58,13 +59,28 @@ pub struct RegexFault {
 }
 
 thread_local! {
-  /// The first fault met since the last `take_fault` (evaluation continues as a failed match).
-  static FAULT: std::cell::RefCell<Option<RegexFault>> = const { std::cell::RefCell::new(None) };
+  /// The first fault met since the last `take_fault` (after a regex fault evaluation continues as
+  /// a failed match; after running too deep it stops).
+  static FAULT: std::cell::RefCell<Option<SchemaFault>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Take (and clear) the fault recorded by the last evaluation on this thread.
-pub(crate) fn take_fault() -> Option<RegexFault> {
+pub(crate) fn take_fault() -> Option<SchemaFault> {
   FAULT.with(|f| f.borrow_mut().take())
+}
+
+fn record(fault: impl FnOnce() -> SchemaFault) {
+  FAULT.with(|f| {
+    let mut f = f.borrow_mut();
+    if f.is_none() {
+      *f = Some(fault());
+    }
+  });
+}
+
+/// Evaluation or conversion went deeper than [`super::check::MAX_EVAL_DEPTH`].
+pub(crate) fn record_too_deep() {
+  record(|| SchemaFault::TooDeep);
 }
 
 /// A schema regular expression compiled eagerly whose compile error is raised lazily.
@@ -84,12 +100,7 @@ impl LazyRegex {
     match &self.0 {
       Ok(_) => true,
       Err(fault) => {
-        FAULT.with(|f| {
-          let mut f = f.borrow_mut();
-          if f.is_none() {
-            *f = Some(fault.clone());
-          }
-        });
+        record(|| SchemaFault::Regex(fault.clone()));
         false
       }
     }

@@ -288,7 +288,9 @@ fn invalid_patterns_fail_only_when_evaluated() {
   let schema = decode(&parse(r#"{"type":"string","pattern":"(unclosed"}"#));
   let s = Schema::compile(&schema).unwrap();
   assert_eq!(s.try_check(&Value::Number(1.0)), Ok(false));
-  let fault = s.try_check(&Value::str("x")).unwrap_err();
+  let Err(SchemaFault::Regex(fault)) = s.try_check(&Value::str("x")) else {
+    panic!("expected a regex fault");
+  };
   assert_eq!((fault.source.as_str(), fault.flags.as_str()), ("(unclosed", "u"));
   assert!(s.try_errors(&Value::str("x"), 8).is_err());
   // Inside a `try` (the pipeline's final Convert + Check) it is just "not valid".
@@ -897,4 +899,85 @@ fn intersect_converts_with_its_evaluated_type() {
   ));
   let s = Schema::compile(&schema).unwrap();
   assert!(matches!(s.convert(decode(&parse("{}"))), Err(ConvertError::InvalidRegex { .. })));
+}
+
+#[test]
+fn endless_schema_recursion_is_a_range_error_not_a_stack_overflow() {
+  // Found by fuzzing (fuzz target `schema`): a `$ref` cycle that never descends into the value
+  // recursed until the native stack overflowed and the process aborted. TypeBox overflows V8's
+  // stack on the same schemas: `RangeError: Maximum call stack size exceeded`.
+  for text in [
+    r##"{"$ref":"#"}"##,
+    r##"{"not":{"$ref":"#"}}"##,
+    // Two self-references per level: evaluation must stop at once, not try 2^depth paths.
+    r##"{"$id":"a","anyOf":[{"$ref":"a"},{"$ref":"a"}],"allOf":[{"$ref":"a"}]}"##,
+    r##"{"$defs":{"x":{"if":{"$ref":"#/$defs/x"},"then":{"$ref":"#/$defs/x"}}},"oneOf":[{"$ref":"#/$defs/x"},{}]}"##,
+  ] {
+    let s = Schema::compile(&decode(&parse(text))).unwrap();
+    for v in [Value::Number(1.0), Value::Array(vec![Value::Null]), Value::Undefined] {
+      assert_eq!(s.try_check(&v), Err(SchemaFault::TooDeep), "{text}");
+      assert!(!s.check(&v));
+      assert_eq!(s.try_errors(&v, 8), Err(SchemaFault::TooDeep));
+      let _ = s.errors(&v, 8);
+    }
+  }
+  // The fault does not leak into the next call on this thread.
+  let ok = Schema::compile(&decode(&parse(r#"{"type":"number"}"#))).unwrap();
+  assert_eq!(ok.try_check(&Value::Number(1.0)), Ok(true));
+}
+
+#[test]
+fn endless_convert_recursion_is_a_range_error_not_a_stack_overflow() {
+  // Convert steps take about 1 KiB of stack in release builds but over 10 KiB unoptimised: give
+  // the debug build the room the bound needs there.
+  let run = || {
+    // Convert of an array-of-itself wraps a non-array value in arrays forever.
+    let text = r#"{"~kind":"Cyclic","$defs":{"A":{"~kind":"Array","type":"array","items":{"~kind":"Ref","$ref":"A"}}},"$ref":"A"}"#;
+    let s = Schema::compile(&decode(&parse(text))).unwrap();
+    assert_eq!(s.convert(Value::Number(1.0)), Err(ConvertError::TooDeep));
+    assert_eq!(ConvertError::TooDeep.to_string(), STACK_OVERFLOW_MESSAGE);
+    // A union converting through such a branch (and checking it) stops too.
+    let text = r#"{"~kind":"Cyclic","$defs":{"A":{"~kind":"Union","anyOf":[{"~kind":"Array","type":"array","items":{"~kind":"Ref","$ref":"A"}},{"~kind":"Ref","$ref":"A"}]}},"$ref":"A"}"#;
+    let s = Schema::compile(&decode(&parse(text))).unwrap();
+    assert_eq!(s.convert(Value::str("x")), Err(ConvertError::TooDeep));
+    let ok = Schema::compile(&decode(&parse(r#"{"~kind":"Number","type":"number"}"#))).unwrap();
+    assert_eq!(ok.convert(Value::str("1")), Ok(Value::Number(1.0)));
+  };
+  std::thread::Builder::new()
+    .stack_size(64 << 20)
+    .spawn(run)
+    .unwrap()
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn deep_values_in_recursive_schemas_still_check() {
+  // A tree schema over a value nested as deep as the JSON parser goes stays under the bound.
+  let text = r##"{"$defs":{"n":{"type":"object","properties":{"c":{"$ref":"#/$defs/n"}}}},"$ref":"#/$defs/n"}"##;
+  let s = Schema::compile(&decode(&parse(text))).unwrap();
+  let mut v = Value::Object(Obj::new());
+  for _ in 0..crate::repair::json::MAX_DEPTH {
+    let mut o = Obj::new();
+    o.set("c", v);
+    v = Value::Object(o);
+  }
+  assert_eq!(s.try_check(&v), Ok(true));
+  assert_eq!(s.try_errors(&v, 8), Ok(vec![]));
+}
+
+#[test]
+fn ref_fragments_with_a_percent_before_a_multibyte_character() {
+  // Found by fuzzing (target `pipeline`): percent-decoding a `$ref` fragment sliced the string
+  // inside the character after a `%` and panicked.
+  for text in [r##"{"$ref":"#%é"}"##, r##"{"$ref":"#/%é%"}"##, r##"{"$ref":"#/a%1é"}"##] {
+    let s = Schema::compile(&decode(&parse(text))).unwrap();
+    let _ = s.try_check(&Value::Null);
+  }
+  // Escapes still decode (two hex digits; a sign is not a digit).
+  let text = r##"{"$defs":{"é":{"type":"string"},"%+1":{"type":"number"}},"properties":{"a":{"$ref":"#/$defs/%C3%A9"},"b":{"$ref":"#/$defs/%+1"}}}"##;
+  let s = Schema::compile(&decode(&parse(text))).unwrap();
+  assert!(s.check(&decode(&parse(r#"{"a":"x","b":1}"#))));
+  assert!(!s.check(&decode(&parse(r#"{"a":1}"#))));
+  assert!(!s.check(&decode(&parse(r#"{"b":"x"}"#))));
 }

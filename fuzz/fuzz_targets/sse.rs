@@ -1,0 +1,3 @@
+#![no_main]
+// Body and input layout: `pi_native::fuzzing::sse` (src/fuzzing.rs).
+libfuzzer_sys::fuzz_target!(|data: &[u8]| pi_native::fuzzing::sse(data));
